@@ -1,0 +1,54 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Stagebox",
+    products: [
+        .executable(name: "stagebox", targets: ["stagebox"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+    ],
+    targets: [
+        // System libraries: alsa-lib, libgpiod 1.6, libsndfile.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+
+        // Lock-free queues, snapshots and statistics shared by the audio thread and the rest.
+        .target(name: "StageboxRealtime"),
+        // The TOML configuration: model, defaults, validation with FILE:LINE errors.
+        .target(name: "StageboxConfig", dependencies: [
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ]),
+        // The engine: ports, connections, graph snapshots, mixing; processes one period.
+        .target(name: "StageboxBus", dependencies: ["StageboxRealtime"]),
+        // WAV and other audio files through libsndfile.
+        .target(name: "StageboxAudioFiles", dependencies: ["CSndFile"]),
+        // Drivers around the engine: ALSA mmap codec loop, offline (WAV) and simulated board.
+        .target(name: "StageboxCodec", dependencies: [
+            "CALSA", "StageboxBus", "StageboxRealtime", "StageboxAudioFiles",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The executable that wires everything together.
+        .executableTarget(name: "stagebox", dependencies: [
+            "StageboxCodec", "StageboxBus", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime"]),
+        .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
+        .testTarget(name: "StageboxBusTests", dependencies: ["StageboxBus"]),
+        .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles"]),
+        .testTarget(name: "StageboxCodecTests", dependencies: [
+            "StageboxCodec", "CALSA", "StageboxAudioFiles",
+            .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+        ]),
+        .testTarget(name: "stageboxTests", dependencies: ["StageboxAudioFiles"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,101 @@
+import CSndFile
+
+/// Reads a WAV file (PCM 16/24/32-bit or 32-bit float, any channel count) as Float32.
+public final class AudioFileReader {
+    public let path: String
+    public let sampleRate: Int
+    public let channels: Int
+    /// Frames the file holds.
+    public let frames: Int
+    public let encoding: AudioFileEncoding
+    private let file: OpaquePointer
+    private var scratch: [Int32] = []
+
+    public init(path: String) throws(AudioFileError) {
+        self.path = path
+        var info = SF_INFO()
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
+            throw AudioFileError(path: path, message: String(cString: sf_strerror(nil)))
+        }
+        let major = info.format & Int32(SF_FORMAT_TYPEMASK)
+        let subtype = info.format & Int32(SF_FORMAT_SUBMASK)
+        let wavLike = [SF_FORMAT_WAV, SF_FORMAT_WAVEX, SF_FORMAT_RF64].map { Int32($0) }
+        guard wavLike.contains(major) else {
+            sf_close(file)
+            throw AudioFileError(path: path, message: "not a WAV file (format 0x\(String(major, radix: 16)); "
+                                 + "allowed: WAV, WAVE_FORMAT_EXTENSIBLE, RF64)")
+        }
+        guard let encoding = AudioFileEncoding(subtype: subtype) else {
+            sf_close(file)
+            throw AudioFileError(path: path, message: "unsupported sample encoding 0x\(String(subtype, radix: 16)) "
+                                 + "(allowed: PCM 16-, 24- or 32-bit, 32-bit float)")
+        }
+        if let problem = Self.headerProblem(file) {
+            sf_close(file)
+            throw AudioFileError(path: path, message: problem)
+        }
+        self.file = file
+        self.sampleRate = Int(info.samplerate)
+        self.channels = Int(info.channels)
+        self.frames = Int(info.frames)
+        self.encoding = encoding
+    }
+
+    deinit { sf_close(file) }
+
+    /// libsndfile reads on through a header that lies about the data size; its log says so.
+    private static func headerProblem(_ file: OpaquePointer) -> String? {
+        var log = [CChar](repeating: 0, count: 4096)
+        sf_command(file, Int32(SFC_GET_LOG_INFO), &log, Int32(log.count))
+        let text = String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        for line in text.split(separator: "\n") {
+            let l = line.lowercased()
+            if l.contains("truncated") || l.contains("should be") || l.contains("greater than") {
+                return "header does not match the file: " + line.trimmingCharacters()
+            }
+        }
+        return nil
+    }
+
+    /// Reads up to `frames` interleaved frames into `buffer` (room for frames × channels);
+    /// returns how many were read (0 at the end of the file).
+    public func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(AudioFileError) -> Int {
+        let n: Int
+        if encoding == .float32 {
+            n = Int(sf_readf_float(file, buffer, sf_count_t(frames)))
+        } else {
+            let samples = frames * channels
+            if scratch.count < samples { scratch = [Int32](repeating: 0, count: samples) }
+            n = scratch.withUnsafeMutableBufferPointer { Int(sf_readf_int(file, $0.baseAddress, sf_count_t(frames))) }
+            for i in 0..<(n * channels) { buffer[i] = SampleScaling.toFloat(scratch[i]) }
+        }
+        if n < 0 || sf_error(file) != 0 {
+            throw AudioFileError(path: path, message: "read failed: " + String(cString: sf_strerror(file)))
+        }
+        return n
+    }
+
+    /// Reads the whole file as interleaved Float32.
+    public func readAll() throws(AudioFileError) -> [Float] {
+        var all = [Float](repeating: 0, count: frames * channels)
+        var done = 0
+        while done < frames {
+            let n = try all.withUnsafeMutableBufferPointer { p throws(AudioFileError) in
+                try read(into: p.baseAddress! + done * channels, frames: frames - done)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        if done < frames {
+            throw AudioFileError(path: path, message: "truncated: the header says \(frames) frames, "
+                                 + "the file holds \(done)")
+        }
+        return all
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters() -> String {
+        String(self.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

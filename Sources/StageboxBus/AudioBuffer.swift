@@ -1,0 +1,43 @@
+/// A planar block of Float32 samples: `channels` channels of up to `capacity` frames each.
+///
+/// Allocated once when a port is created; the audio thread only reads and writes it.
+public final class AudioBuffer: @unchecked Sendable {
+    public let channels: Int
+    public let capacity: Int
+    private let storage: UnsafeMutablePointer<Float>
+
+    public init(channels: Int, capacity: Int) {
+        precondition(channels > 0 && capacity > 0)
+        self.channels = channels
+        self.capacity = capacity
+        storage = .allocate(capacity: channels * capacity)
+        storage.initialize(repeating: 0, count: channels * capacity)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// The samples of one channel.
+    @inline(__always)
+    public func channel(_ index: Int) -> UnsafeMutablePointer<Float> {
+        storage + index * capacity
+    }
+
+    /// Sets the first `frames` frames of every channel to silence.
+    @inline(__always)
+    public func clear(frames: Int) {
+        for c in 0..<channels { channel(c).update(repeating: 0, count: frames) }
+    }
+
+    /// Clamps the first `frames` frames of every channel to [-1, 1] (NaN becomes 0).
+    @inline(__always)
+    public func clamp(frames: Int) {
+        for c in 0..<channels {
+            let p = channel(c)
+            for i in 0..<frames {
+                let x = p[i]
+                // `!(x >= -1)` also catches NaN.
+                p[i] = x > 1 ? 1 : (!(x >= -1) ? (x.isNaN ? 0 : -1) : x)
+            }
+        }
+    }
+}

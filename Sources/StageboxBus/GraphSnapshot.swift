@@ -1,0 +1,117 @@
+import StageboxRealtime
+
+/// An immutable, ready-to-run form of the bus graph, built off the audio thread.
+///
+/// Nodes come in processing order: every port after all the ports that feed it.
+/// A snapshot built for a graph change fades the connections that come and go over one
+/// period and names the steady snapshot that follows as its successor.
+final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
+    struct Input {
+        let source: Port
+        let mapping: ChannelMapping
+        let startGain: Float
+        let endGain: Float
+    }
+
+    struct Node {
+        let port: Port
+        let inputs: [Input]
+    }
+
+    let nodes: [Node]
+    let successor: GraphSnapshot?
+
+    init(nodes: [Node], successor: GraphSnapshot?) {
+        self.nodes = nodes
+        self.successor = successor
+    }
+
+    /// Audio side: runs one period through the graph.
+    @inline(__always)
+    func run(frames: Int, cycle: CycleInfo) {
+        for node in nodes {
+            let port = node.port
+            let buffer = port.buffer
+            switch port.descriptor.kind {
+            case .sender:
+                port.processor?.process(buffer, frames: frames, cycle: cycle)
+            case .filter, .receiver:
+                buffer.clear(frames: frames)
+                for input in node.inputs {
+                    input.mapping.mix(input.source.buffer, into: buffer, frames: frames,
+                                      startGain: input.startGain, endGain: input.endGain)
+                }
+                // An unconnected filter is left out of the signal path.
+                if port.descriptor.kind == .receiver || !node.inputs.isEmpty {
+                    port.processor?.process(buffer, frames: frames, cycle: cycle)
+                }
+            }
+            port.applyMute(frames: frames)
+            if port.descriptor.kind == .receiver { buffer.clamp(frames: frames) }
+        }
+    }
+}
+
+/// Builds snapshots from the control side's picture of the graph.
+enum GraphPlanner {
+    /// Orders `ports` so that every port comes after the ports that feed it.
+    /// `ports` is in creation order, which breaks ties so the order is stable.
+    static func processingOrder(ports: [Port], edges: [Connection]) -> [Port]? {
+        var indegree = [String: Int]()
+        var outgoing = [String: [String]]()
+        for p in ports { indegree[p.descriptor.name] = 0 }
+        for e in edges {
+            indegree[e.to, default: 0] += 1
+            outgoing[e.from, default: []].append(e.to)
+        }
+        var ready = ports.filter { indegree[$0.descriptor.name] == 0 }
+        let byName = Dictionary(uniqueKeysWithValues: ports.map { ($0.descriptor.name, $0) })
+        var order: [Port] = []
+        while !ready.isEmpty {
+            let p = ready.removeFirst()
+            order.append(p)
+            for next in outgoing[p.descriptor.name] ?? [] {
+                indegree[next]! -= 1
+                if indegree[next] == 0, let port = byName[next] { ready.append(port) }
+            }
+        }
+        return order.count == ports.count ? order : nil
+    }
+
+    /// A snapshot of `edges` over `ports`, with per-edge gains (1 → 1 unless `fades` says else).
+    static func snapshot(ports: [Port], edges: [Connection], fades: [Connection: (Float, Float)] = [:],
+                         successor: GraphSnapshot? = nil) -> GraphSnapshot {
+        let order = processingOrder(ports: ports, edges: edges) ?? ports
+        let byName = Dictionary(uniqueKeysWithValues: ports.map { ($0.descriptor.name, $0) })
+        let nodes = order.map { port in
+            let inputs = edges.filter { $0.to == port.descriptor.name }.compactMap { e -> GraphSnapshot.Input? in
+                guard let source = byName[e.from],
+                      let mapping = ChannelMapping.between(source: source.descriptor.channels,
+                                                           destination: port.descriptor.channels)
+                else { return nil }
+                let (start, end) = fades[e] ?? (1, 1)
+                return .init(source: source, mapping: mapping, startGain: start, endGain: end)
+            }
+            return GraphSnapshot.Node(port: port, inputs: inputs)
+        }
+        return GraphSnapshot(nodes: nodes, successor: successor)
+    }
+
+    /// The snapshot for a change from (`oldPorts`, `oldEdges`) to (`newPorts`, `newEdges`):
+    /// one period in which removed connections fade out and new ones fade in, then the new graph.
+    static func transition(oldPorts: [Port], oldEdges: [Connection],
+                           newPorts: [Port], newEdges: [Connection]) -> GraphSnapshot {
+        let steady = snapshot(ports: newPorts, edges: newEdges)
+        let oldSet = Set(oldEdges), newSet = Set(newEdges)
+        if oldSet == newSet && oldPorts.map(\.descriptor.name) == newPorts.map(\.descriptor.name) {
+            return steady
+        }
+        var fades: [Connection: (Float, Float)] = [:]
+        for e in newSet.subtracting(oldSet) { fades[e] = (0, 1) }
+        for e in oldSet.subtracting(newSet) { fades[e] = (1, 0) }
+        var ports = oldPorts
+        for p in newPorts where !ports.contains(where: { $0 === p }) { ports.append(p) }
+        let edges = oldEdges + newEdges.filter { !oldSet.contains($0) }
+        return snapshot(ports: ports, edges: edges, fades: fades, successor: steady)
+    }
+}

@@ -1,0 +1,61 @@
+import Synchronization
+
+/// Where the period being processed sits on the codec clock.
+public struct CycleInfo: Sendable {
+    /// Frames processed since the driver started: the position of this period's first frame.
+    public var framePosition: Int64
+    /// The monotonic time of this period's first frame, in nanoseconds.
+    public var hostTimeNanos: Int64
+    public var sampleRate: Int
+
+    public init(framePosition: Int64, hostTimeNanos: Int64, sampleRate: Int) {
+        self.framePosition = framePosition
+        self.hostTimeNanos = hostTimeNanos
+        self.sampleRate = sampleRate
+    }
+}
+
+/// What a port does on the audio thread.
+///
+/// Called once per period on the audio thread: it must not allocate, lock, block or log.
+public protocol PortProcessor: AnyObject, Sendable {
+    /// A sender writes `frames` frames into `buffer`; a filter processes `buffer` in place;
+    /// a receiver takes the mix that `buffer` holds.
+    func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo)
+}
+
+/// A port on the bus: its description, its buffer, and its processor.
+public final class Port: @unchecked Sendable {
+    public let descriptor: PortDescriptor
+    /// A sender's or filter's output; a receiver's mixed input.
+    public let buffer: AudioBuffer
+    let processor: PortProcessor?
+    /// Muted ports put out silence (faded over one period).
+    let muted = Atomic<Bool>(false)
+    /// The gain the audio thread applied at the end of the last period.
+    var gain: Float = 1
+
+    init(descriptor: PortDescriptor, capacity: Int, processor: PortProcessor?) {
+        self.descriptor = descriptor
+        self.buffer = AudioBuffer(channels: descriptor.channels, capacity: capacity)
+        self.processor = processor
+    }
+
+    public var isMuted: Bool { muted.load(ordering: .relaxed) }
+
+    /// Audio side: moves the gain towards muted or unmuted across this period.
+    @inline(__always)
+    func applyMute(frames: Int) {
+        let target: Float = muted.load(ordering: .relaxed) ? 0 : 1
+        if gain == target {
+            if target == 0 { buffer.clear(frames: frames) }
+            return
+        }
+        let step = (target - gain) / Float(frames)
+        for c in 0..<buffer.channels {
+            let p = buffer.channel(c)
+            for i in 0..<frames { p[i] *= gain + step * Float(i + 1) }
+        }
+        gain = target
+    }
+}

@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The test signal of the `tone` port.
+public enum ToneSignal: String, Sendable, CaseIterable {
+    case sine, noise, silence
+}
+
+/// Generates a sine at a frequency and level, white noise, or silence.
+/// Deterministic: the noise comes from a fixed seed.
+public final class ToneGenerator: PortProcessor, @unchecked Sendable {
+    private let signal: ToneSignal
+    private let amplitude: Float
+    private let phaseStep: Double
+    private var phase: Double = 0
+    private var noiseState: UInt32 = 0x9E37_79B9
+
+    public init(signal: ToneSignal, frequency: Double, levelDB: Double, sampleRate: Int) {
+        self.signal = signal
+        self.amplitude = Float(pow(10, levelDB / 20))
+        self.phaseStep = 2 * Double.pi * frequency / Double(sampleRate)
+    }
+
+    public func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo) {
+        let out = buffer.channel(0)
+        switch signal {
+        case .silence:
+            out.update(repeating: 0, count: frames)
+        case .sine:
+            for i in 0..<frames {
+                out[i] = amplitude * Float(sin(phase))
+                phase += phaseStep
+                if phase >= 2 * Double.pi { phase -= 2 * Double.pi }
+            }
+        case .noise:
+            for i in 0..<frames {
+                // xorshift32: cheap, allocation-free and the same on every run.
+                noiseState ^= noiseState << 13
+                noiseState ^= noiseState >> 17
+                noiseState ^= noiseState << 5
+                out[i] = amplitude * (Float(noiseState) / Float(UInt32.max) * 2 - 1)
+            }
+        }
+        for c in 1..<max(1, buffer.channels) { buffer.channel(c).update(from: out, count: frames) }
+    }
+}

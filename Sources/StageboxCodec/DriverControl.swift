@@ -1,0 +1,54 @@
+import StageboxRealtime
+import Synchronization
+
+/// Something the audio thread noticed, reported to the rest of Stagebox through a queue.
+public struct AudioEvent: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case captureXrun = "capture xrun"
+        case playbackXrun = "playback xrun"
+        case lateWakeup = "late wakeup"
+        case pollTimeout = "poll timeout"
+        case suspended = "suspended"
+    }
+
+    public var kind: Kind
+    /// Monotonic time of the event, in nanoseconds.
+    public var timeNanos: Int64
+    /// How long the interruption lasted (the gap, or the time recovery took), in nanoseconds.
+    public var durationNanos: Int64
+}
+
+/// Shared between a driver's audio thread and whoever runs the driver: a stop request,
+/// an optional frame budget, the statistics and the event queue.
+public final class DriverControl: Sendable {
+    public let statistics = AudioStatistics()
+    /// Events from the audio thread; drained by a control thread.
+    public let events = SPSCQueue<AudioEvent>(capacity: 256)
+    private let stopFlag = Atomic<Bool>(false)
+    /// Frames processed since start.
+    public let framesProcessed = Atomic<Int>(0)
+    /// Stop after this many frames (0 = run until stopped).
+    public let frameLimit: Int
+
+    public init(frameLimit: Int = 0) {
+        self.frameLimit = frameLimit
+    }
+
+    /// Asks the audio thread to stop after the period it is processing.
+    public func requestStop() { stopFlag.store(true, ordering: .relaxed) }
+
+    public var stopRequested: Bool { stopFlag.load(ordering: .relaxed) }
+
+    /// Audio side: whether the loop should end now.
+    @inline(__always)
+    func shouldStop() -> Bool {
+        stopFlag.load(ordering: .relaxed)
+            || (frameLimit > 0 && framesProcessed.load(ordering: .relaxed) >= frameLimit)
+    }
+
+    /// Audio side: reports an event; dropped if nobody drains the queue.
+    @inline(__always)
+    func report(_ kind: AudioEvent.Kind, at time: Int64, duration: Int64) {
+        events.push(AudioEvent(kind: kind, timeNanos: time, durationNanos: duration))
+    }
+}

@@ -1,0 +1,113 @@
+/// The interleaved integer and float formats a codec may use, and their conversion to and
+/// from the engine's Float32.
+///
+/// Scaling: an n-bit integer maps to Float32 by dividing by 2^(n-1), so 16- and 24-bit values
+/// are exact in Float32 and convert back bit for bit at unity gain. S32 keeps its top 24 bits
+/// (Float32 has 24 bits of mantissa); its lowest 8 bits are dropped on the way in.
+public enum SampleFormat: String, Sendable, CaseIterable, Codable {
+    case s16 = "S16_LE"
+    /// 24 bits in the low three bytes of a 32-bit container.
+    case s24 = "S24_LE"
+    /// 24 bits packed in three bytes.
+    case s24Packed = "S24_3LE"
+    case s32 = "S32_LE"
+    case float = "FLOAT_LE"
+
+    /// Bytes one sample takes in memory.
+    public var bytesPerSample: Int {
+        switch self {
+        case .s16: return 2
+        case .s24Packed: return 3
+        case .s24, .s32, .float: return 4
+        }
+    }
+
+    /// Decodes `frames` samples that start at `source` and are `stride` bytes apart into `destination`.
+    @inline(__always)
+    public func decode(_ source: UnsafeRawPointer, stride: Int, into destination: UnsafeMutablePointer<Float>,
+                       frames: Int) {
+        switch self {
+        case .s16:
+            for i in 0..<frames {
+                let v = Int16(littleEndian: source.loadUnaligned(fromByteOffset: i * stride, as: Int16.self))
+                destination[i] = Float(v) * (1 / 32768)
+            }
+        case .s24:
+            for i in 0..<frames {
+                let raw = Int32(littleEndian: source.loadUnaligned(fromByteOffset: i * stride, as: Int32.self))
+                // Sign-extend from bit 23; the container's top byte is ignored.
+                destination[i] = Float((raw << 8) >> 8) * (1 / 8_388_608)
+            }
+        case .s24Packed:
+            for i in 0..<frames {
+                let p = source + i * stride
+                let raw = Int32(p.load(as: UInt8.self)) | Int32(p.load(fromByteOffset: 1, as: UInt8.self)) << 8
+                    | Int32(p.load(fromByteOffset: 2, as: UInt8.self)) << 16
+                destination[i] = Float((raw << 8) >> 8) * (1 / 8_388_608)
+            }
+        case .s32:
+            for i in 0..<frames {
+                let v = Int32(littleEndian: source.loadUnaligned(fromByteOffset: i * stride, as: Int32.self))
+                destination[i] = Float(v >> 8) * (1 / 8_388_608)
+            }
+        case .float:
+            for i in 0..<frames {
+                let bits = UInt32(littleEndian: source.loadUnaligned(fromByteOffset: i * stride, as: UInt32.self))
+                destination[i] = Float(bitPattern: bits)
+            }
+        }
+    }
+
+    /// Encodes `frames` samples from `source` into memory at `destination`, `stride` bytes apart,
+    /// clamping to [-1, 1] (NaN becomes silence).
+    @inline(__always)
+    public func encode(_ source: UnsafePointer<Float>, frames: Int, into destination: UnsafeMutableRawPointer,
+                       stride: Int) {
+        switch self {
+        case .s16:
+            for i in 0..<frames {
+                let v = Int16(clamping: Self.scaled(source[i], by: 32768))
+                destination.storeBytes(of: v.littleEndian, toByteOffset: i * stride, as: Int16.self)
+            }
+        case .s24:
+            for i in 0..<frames {
+                let v = Int32(clamping: Self.scaled(source[i], by: 8_388_608)).clamped24
+                destination.storeBytes(of: v.littleEndian, toByteOffset: i * stride, as: Int32.self)
+            }
+        case .s24Packed:
+            for i in 0..<frames {
+                let v = Int32(clamping: Self.scaled(source[i], by: 8_388_608)).clamped24
+                let p = destination + i * stride
+                p.storeBytes(of: UInt8(truncatingIfNeeded: v), as: UInt8.self)
+                p.storeBytes(of: UInt8(truncatingIfNeeded: v >> 8), toByteOffset: 1, as: UInt8.self)
+                p.storeBytes(of: UInt8(truncatingIfNeeded: v >> 16), toByteOffset: 2, as: UInt8.self)
+            }
+        case .s32:
+            for i in 0..<frames {
+                let v = Int32(clamping: Self.scaled(source[i], by: 8_388_608)).clamped24 << 8
+                destination.storeBytes(of: v.littleEndian, toByteOffset: i * stride, as: Int32.self)
+            }
+        case .float:
+            for i in 0..<frames {
+                let x = source[i]
+                let clamped: Float = x.isNaN ? 0 : min(1, max(-1, x))
+                destination.storeBytes(of: clamped.bitPattern.littleEndian, toByteOffset: i * stride,
+                                       as: UInt32.self)
+            }
+        }
+    }
+
+    /// `x` times `scale`, rounded to the nearest integer, as Int64 (NaN → 0, ±∞ saturated).
+    @inline(__always)
+    private static func scaled(_ x: Float, by scale: Float) -> Int64 {
+        guard !x.isNaN else { return 0 }
+        let y = min(max(x, -2), 2) * scale
+        return Int64(y.rounded(.toNearestOrEven))
+    }
+}
+
+extension Int32 {
+    /// Clamped to the signed 24-bit range.
+    @inline(__always)
+    fileprivate var clamped24: Int32 { Swift.min(Swift.max(self, -8_388_608), 8_388_607) }
+}

@@ -1,0 +1,82 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Where a configuration came from.
+public enum ConfigSource: Sendable, Equatable, CustomStringConvertible {
+    case file(String)
+    case builtinDefaults
+
+    public var description: String {
+        switch self {
+        case .file(let path): return path
+        case .builtinDefaults: return "built-in defaults"
+        }
+    }
+}
+
+/// The configuration in effect, where it came from, and what was wrong with the file.
+public struct LoadedConfig: Sendable {
+    public var config: StageboxConfiguration
+    public var source: ConfigSource
+    /// Problems in the file; when there are any, `config` is the built-in defaults.
+    public var problems: [ConfigProblem]
+}
+
+/// Finds and reads the configuration file.
+public enum ConfigLoader {
+    /// Where `stagebox run` looks when no `--config` is given, in order.
+    public static let searchPath = ["/boot/stagebox.toml", "/etc/stagebox.toml"]
+
+    /// Reads and checks one file. Throws `ConfigErrors` with every problem found.
+    public static func load(path: String) throws(ConfigErrors) -> StageboxConfiguration {
+        let text: String
+        do { text = try readText(path) } catch { throw ConfigErrors([error]) }
+        let (config, problems) = ConfigParser.parse(text, file: path)
+        if !problems.isEmpty { throw ConfigErrors(problems) }
+        return config
+    }
+
+    /// The configuration to run with: `explicit` if given, else the first file of `searchPath`
+    /// that exists, else the defaults. A file with problems gives the defaults and its problems,
+    /// so that the appliance still starts.
+    public static func resolve(explicit: String?, searchPath: [String] = searchPath) -> LoadedConfig {
+        let path = explicit ?? searchPath.first { access($0, F_OK) == 0 }
+        guard let path else { return LoadedConfig(config: .defaults, source: .builtinDefaults, problems: []) }
+        do {
+            return LoadedConfig(config: try load(path: path), source: .file(path), problems: [])
+        } catch {
+            return LoadedConfig(config: .defaults, source: .builtinDefaults, problems: error.problems)
+        }
+    }
+
+    /// The whole text of `path`, or a problem saying why it cannot be read.
+    static func readText(_ path: String) throws(ConfigProblem) -> String {
+        guard let f = fopen(path, "rb") else {
+            throw ConfigProblem(file: path, line: 0, key: "(file)", message: String(cString: strerror(errno)))
+        }
+        defer { fclose(f) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = fread(&chunk, 1, chunk.count, f)
+            if n > 0 { bytes += chunk[0..<n] }
+            if n < chunk.count { break }
+            if bytes.count > 1 << 20 {
+                throw ConfigProblem(file: path, line: 0, key: "(file)", message: "larger than 1 MiB")
+            }
+        }
+        if ferror(f) != 0 {
+            throw ConfigProblem(file: path, line: 0, key: "(file)", message: String(cString: strerror(errno)))
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigProblem(file: path, line: 1, key: "(file)", message: "not UTF-8 text")
+        }
+        if text.utf8.contains(0) {
+            throw ConfigProblem(file: path, line: 1, key: "(file)", message: "contains NUL bytes")
+        }
+        return text
+    }
+}

@@ -1,0 +1,185 @@
+import TOMLKit
+
+/// Reads `stagebox.toml` text into a configuration, collecting every problem on the way.
+///
+/// A value with a problem keeps its default, so that a caller who must run anyway
+/// (the appliance at boot) still gets a complete configuration.
+public struct ConfigParser {
+    public let file: String
+    private let lines: SourceLines
+    private var problems: [ConfigProblem] = []
+
+    private init(file: String, text: String) {
+        self.file = file
+        self.lines = SourceLines(text)
+    }
+
+    /// Parses `text`, naming `file` in the problems. An empty problem list means the file is good.
+    public static func parse(_ text: String, file: String) -> (StageboxConfiguration, [ConfigProblem]) {
+        var parser = ConfigParser(file: file, text: text)
+        let config = parser.read(text)
+        return (config, parser.problems)
+    }
+
+    private mutating func read(_ text: String) -> StageboxConfiguration {
+        var config = StageboxConfiguration()
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            problems.append(.init(file: file, line: error.source.begin.line, key: "(syntax)",
+                                  message: error.description))
+            return config
+        } catch {
+            problems.append(.init(file: file, line: 1, key: "(syntax)", message: "\(error)"))
+            return config
+        }
+        for key in root.keys.sorted(by: { lines.line(section: $0) < lines.line(section: $1) }) {
+            switch key {
+            case "audio": if let t = table(root, key) { readAudio(t, into: &config.audio) }
+            case "tone": if let t = table(root, key) { readTone(t, into: &config.tone) }
+            case "connect": config.connections = readConnections(root[key]!)
+            default:
+                problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
+                                      message: "unknown section or key", allowed: "[audio], [tone], [[connect]]"))
+            }
+        }
+        return config
+    }
+
+    private mutating func table(_ root: TOMLTable, _ key: String) -> TOMLTable? {
+        guard let t = root[key]?.table else {
+            problems.append(.init(file: file, line: lines.line(section: "", key: key), key: key,
+                                  message: "must be a table, like [\(key)]"))
+            return nil
+        }
+        return t
+    }
+
+    private mutating func readAudio(_ t: TOMLTable, into audio: inout AudioSection) {
+        let allowed = ["capture", "playback", "rate", "format", "inputs", "outputs", "period", "periods", "rt_priority"]
+        var fields = Fields(parser: self, table: t, section: "audio", allowedKeys: allowed)
+        fields.string("capture", &audio.capture, nonEmpty: true)
+        fields.string("playback", &audio.playback, nonEmpty: true)
+        fields.int("rate", &audio.rate, range: 8000...192_000)
+        fields.choice("format", &audio.format, among: AudioSection.formats)
+        fields.int("inputs", &audio.inputs, range: 1...32)
+        fields.int("outputs", &audio.outputs, range: 1...32)
+        fields.int("period", &audio.period, range: 16...4096)
+        fields.int("periods", &audio.periods, range: 2...16)
+        fields.int("rt_priority", &audio.rtPriority, range: 0...99)
+        problems = fields.parser.problems
+    }
+
+    private mutating func readTone(_ t: TOMLTable, into tone: inout ToneSection) {
+        var fields = Fields(parser: self, table: t, section: "tone", allowedKeys: ["signal", "frequency", "level_db"])
+        fields.choice("signal", &tone.signal, among: ToneSection.signals)
+        fields.double("frequency", &tone.frequency, range: 1...96_000)
+        fields.double("level_db", &tone.levelDB, range: -120...0)
+        problems = fields.parser.problems
+    }
+
+    private mutating func readConnections(_ value: TOMLValueConvertible) -> [ConnectEntry] {
+        guard let array = value.array else {
+            problems.append(.init(file: file, line: lines.line(section: "connect"), key: "connect",
+                                  message: "must be an array of tables, written [[connect]]"))
+            return []
+        }
+        var entries: [ConnectEntry] = []
+        for (i, element) in array.enumerated() {
+            let key = "connect[\(i + 1)]"
+            guard let t = element.table else {
+                problems.append(.init(file: file, line: lines.line(section: "connect", index: i), key: key,
+                                      message: "must be a table with from and to"))
+                continue
+            }
+            var entry = ConnectEntry(from: "", to: "", line: lines.line(section: "connect", index: i))
+            var fields = Fields(parser: self, table: t, section: "connect", index: i, allowedKeys: ["from", "to"])
+            fields.string("from", &entry.from, nonEmpty: true, required: true)
+            fields.string("to", &entry.to, nonEmpty: true, required: true)
+            let ok = fields.parser.problems.count == problems.count
+            problems = fields.parser.problems
+            if ok { entries.append(entry) }
+        }
+        return entries
+    }
+
+    /// Reads typed, range-checked fields of one table.
+    private struct Fields {
+        var parser: ConfigParser
+        let table: TOMLTable
+        let section: String
+        var index: Int = 0
+        let allowedKeys: [String]
+
+        init(parser: ConfigParser, table: TOMLTable, section: String, index: Int = 0, allowedKeys: [String]) {
+            self.parser = parser
+            self.table = table
+            self.section = section
+            self.index = index
+            self.allowedKeys = allowedKeys
+            for key in table.keys where !allowedKeys.contains(key) {
+                problem(key, "unknown key", allowed: allowedKeys.joined(separator: ", "))
+            }
+        }
+
+        private var keyPrefix: String { section == "connect" ? "connect[\(index + 1)]" : section }
+
+        mutating func problem(_ key: String, _ message: String, allowed: String? = nil) {
+            let line = parser.lines.line(section: section, index: index, key: key)
+            parser.problems.append(.init(file: parser.file, line: line, key: "\(keyPrefix).\(key)",
+                                         message: message, allowed: allowed))
+        }
+
+        private mutating func value(_ key: String, required: Bool) -> TOMLValueConvertible? {
+            guard let v = table[key] else {
+                if required { problem(key, "missing") }
+                return nil
+            }
+            return v
+        }
+
+        mutating func string(_ key: String, _ target: inout String, nonEmpty: Bool, required: Bool = false) {
+            guard let v = value(key, required: required) else { return }
+            guard let s = v.string else { return problem(key, "must be a string, not \(v.type)") }
+            if nonEmpty && s.isEmpty { return problem(key, "must not be empty") }
+            target = s
+        }
+
+        mutating func choice(_ key: String, _ target: inout String, among choices: [String]) {
+            guard let v = value(key, required: false) else { return }
+            let list = choices.joined(separator: " | ")
+            guard let s = v.string else { return problem(key, "must be a string, not \(v.type)", allowed: list) }
+            guard choices.contains(s) else { return problem(key, "'\(s)' is not a known value", allowed: list) }
+            target = s
+        }
+
+        mutating func int(_ key: String, _ target: inout Int, range: ClosedRange<Int>) {
+            guard let v = value(key, required: false) else { return }
+            let bounds = "\(range.lowerBound)–\(range.upperBound)"
+            guard v.type == .int, let n = v.int else {
+                return problem(key, "must be an integer, not \(v.type)", allowed: bounds)
+            }
+            guard range.contains(n) else { return problem(key, "\(n) is out of range", allowed: bounds) }
+            target = n
+        }
+
+        mutating func double(_ key: String, _ target: inout Double, range: ClosedRange<Double>) {
+            guard let v = value(key, required: false) else { return }
+            let bounds = "\(Self.short(range.lowerBound))–\(Self.short(range.upperBound))"
+            let number: Double?
+            switch v.type {
+            case .double: number = v.double
+            case .int: number = v.int.map(Double.init)
+            default: number = nil
+            }
+            guard let x = number else { return problem(key, "must be a number, not \(v.type)", allowed: bounds) }
+            guard range.contains(x) else { return problem(key, "\(Self.short(x)) is out of range", allowed: bounds) }
+            target = x
+        }
+
+        private static func short(_ x: Double) -> String {
+            x == x.rounded() && abs(x) < 1e15 ? String(Int(x)) : String(x)
+        }
+    }
+}

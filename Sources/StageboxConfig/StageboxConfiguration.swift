@@ -1,0 +1,59 @@
+/// The whole configuration of a Stagebox, as read from `stagebox.toml`.
+public struct StageboxConfiguration: Sendable, Equatable {
+    public var audio = AudioSection()
+    public var tone = ToneSection()
+    public var connections: [ConnectEntry] = [ConnectEntry(from: "codec.in", to: "codec.out")]
+
+    public init() {}
+
+    /// The built-in defaults: a HiFiBerry DAC+ADC at 48 kHz, 64 × 2, inputs to outputs.
+    public static let defaults = StageboxConfiguration()
+}
+
+/// `[audio]`: the codec.
+public struct AudioSection: Sendable, Equatable {
+    public var capture = "hw:CARD=sndrpihifiberry,DEV=0"
+    public var playback = "hw:CARD=sndrpihifiberry,DEV=0"
+    public var rate = 48000
+    /// One of `AudioSection.formats`.
+    public var format = "S32_LE"
+    public var inputs = 2
+    public var outputs = 2
+    public var period = 64
+    public var periods = 2
+    public var rtPriority = 70
+
+    public init() {}
+
+    /// The sample formats a codec may use.
+    public static let formats = ["S16_LE", "S24_LE", "S24_3LE", "S32_LE", "FLOAT_LE"]
+
+    /// The buffer latency one way, in milliseconds.
+    public var bufferMilliseconds: Double { Double(period * periods) * 1000 / Double(rate) }
+}
+
+/// `[tone]`: the built-in test signal.
+public struct ToneSection: Sendable, Equatable {
+    /// `sine`, `noise` or `silence`.
+    public var signal = "sine"
+    public var frequency = 1000.0
+    public var levelDB = -20.0
+
+    public init() {}
+
+    public static let signals = ["sine", "noise", "silence"]
+}
+
+/// `[[connect]]`: a connection made at start.
+public struct ConnectEntry: Sendable, Equatable {
+    public var from: String
+    public var to: String
+    /// Where the entry stands in its file (0 for the built-in default), for error messages.
+    public var line: Int
+
+    public init(from: String, to: String, line: Int = 0) {
+        self.from = from
+        self.to = to
+        self.line = line
+    }
+}

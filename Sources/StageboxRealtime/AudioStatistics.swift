@@ -1,0 +1,110 @@
+import Synchronization
+
+/// Counters the audio thread writes and any other thread reads, without locks.
+///
+/// Every field is a relaxed atomic: a reader sees each value whole, though not all of
+/// them from the same instant. Times are in nanoseconds.
+public final class AudioStatistics: Sendable {
+    public let periods = Atomic<Int>(0)
+    public let captureXruns = Atomic<Int>(0)
+    public let playbackXruns = Atomic<Int>(0)
+    /// Wakeups that came more than 1.8 periods after the previous one.
+    public let lateWakeups = Atomic<Int>(0)
+    /// Polls that timed out (two periods without a wakeup), counted as xruns too.
+    public let pollTimeouts = Atomic<Int>(0)
+    public let lastCycleNanos = Atomic<Int>(0)
+    public let maxCycleNanos = Atomic<Int>(0)
+    public let totalCycleNanos = Atomic<Int>(0)
+    /// How late the wakeup came after the period boundary the device's timestamp reports.
+    public let lastWakeupLatenessNanos = Atomic<Int>(0)
+    public let maxWakeupLatenessNanos = Atomic<Int>(0)
+    /// The pthread id of the audio thread while it runs (0 before and after).
+    public let audioThread = Atomic<UInt>(0)
+    /// The length of a period in nanoseconds, for the load figure.
+    public let periodNanos = Atomic<Int>(1)
+
+    public init() {}
+
+    /// Audio side: records one processed period that took `nanos`.
+    @inline(__always)
+    public func recordCycle(nanos: Int) {
+        periods.add(1, ordering: .relaxed)
+        lastCycleNanos.store(nanos, ordering: .relaxed)
+        totalCycleNanos.add(nanos, ordering: .relaxed)
+        if nanos > maxCycleNanos.load(ordering: .relaxed) {
+            maxCycleNanos.store(nanos, ordering: .relaxed)
+        }
+    }
+
+    /// Audio side: records how late a wakeup came.
+    @inline(__always)
+    public func recordWakeupLateness(nanos: Int) {
+        lastWakeupLatenessNanos.store(nanos, ordering: .relaxed)
+        if nanos > maxWakeupLatenessNanos.load(ordering: .relaxed) {
+            maxWakeupLatenessNanos.store(nanos, ordering: .relaxed)
+        }
+    }
+
+    /// Any thread: a consistent-enough copy of the counters.
+    public func snapshot() -> AudioStatisticsSnapshot {
+        let n = periods.load(ordering: .relaxed)
+        let total = totalCycleNanos.load(ordering: .relaxed)
+        let period = max(1, periodNanos.load(ordering: .relaxed))
+        let last = lastCycleNanos.load(ordering: .relaxed)
+        let maxCycle = maxCycleNanos.load(ordering: .relaxed)
+        return AudioStatisticsSnapshot(
+            periods: n,
+            captureXruns: captureXruns.load(ordering: .relaxed),
+            playbackXruns: playbackXruns.load(ordering: .relaxed),
+            lateWakeups: lateWakeups.load(ordering: .relaxed),
+            pollTimeouts: pollTimeouts.load(ordering: .relaxed),
+            lastCycleNanos: last,
+            meanCycleNanos: n > 0 ? total / n : 0,
+            maxCycleNanos: maxCycle,
+            lastWakeupLatenessNanos: lastWakeupLatenessNanos.load(ordering: .relaxed),
+            maxWakeupLatenessNanos: maxWakeupLatenessNanos.load(ordering: .relaxed),
+            loadPercent: Double(last) * 100 / Double(period),
+            maxLoadPercent: Double(maxCycle) * 100 / Double(period))
+    }
+
+    /// Any thread: zeroes the counters (the `reset-stats` of the console).
+    public func reset() {
+        periods.store(0, ordering: .relaxed)
+        captureXruns.store(0, ordering: .relaxed)
+        playbackXruns.store(0, ordering: .relaxed)
+        lateWakeups.store(0, ordering: .relaxed)
+        pollTimeouts.store(0, ordering: .relaxed)
+        lastCycleNanos.store(0, ordering: .relaxed)
+        maxCycleNanos.store(0, ordering: .relaxed)
+        totalCycleNanos.store(0, ordering: .relaxed)
+        lastWakeupLatenessNanos.store(0, ordering: .relaxed)
+        maxWakeupLatenessNanos.store(0, ordering: .relaxed)
+    }
+}
+
+/// A plain copy of `AudioStatistics` at one moment.
+public struct AudioStatisticsSnapshot: Sendable, Equatable {
+    public var periods: Int
+    public var captureXruns: Int
+    public var playbackXruns: Int
+    public var lateWakeups: Int
+    public var pollTimeouts: Int
+    public var lastCycleNanos: Int
+    public var meanCycleNanos: Int
+    public var maxCycleNanos: Int
+    public var lastWakeupLatenessNanos: Int
+    public var maxWakeupLatenessNanos: Int
+    /// Time spent processing the last period, in percent of the period.
+    public var loadPercent: Double
+    public var maxLoadPercent: Double
+
+    /// One line for logs and `--frames` runs.
+    public var summary: String {
+        func us(_ n: Int) -> String { fixed(Double(n) / 1000, digits: 1) + " µs" }
+        return "periods=\(periods) xruns: capture=\(captureXruns) playback=\(playbackXruns) "
+            + "late-wakeups=\(lateWakeups) poll-timeouts=\(pollTimeouts) "
+            + "cycle: mean=\(us(meanCycleNanos)) max=\(us(maxCycleNanos)) "
+            + "load: now=\(fixed(loadPercent, digits: 1))% max=\(fixed(maxLoadPercent, digits: 1))% "
+            + "wakeup-lateness: max=\(us(maxWakeupLatenessNanos))"
+    }
+}

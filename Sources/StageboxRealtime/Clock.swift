@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The monotonic clock in nanoseconds. `clock_gettime` is served by the vDSO on Linux:
+/// no system call, safe on the audio thread.
+@inline(__always)
+public func monotonicNanoseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+/// Converts a `timespec` to nanoseconds.
+@inline(__always)
+public func nanoseconds(_ ts: timespec) -> Int64 {
+    Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+/// Sleeps until the monotonic clock reaches `deadline` (nanoseconds). This is the one wait of
+/// the timer-paced loops (the simulated board, and devices that do not pace themselves),
+/// the counterpart of poll() on a sound card: an absolute deadline, so no drift accumulates.
+@inline(__always)
+public func sleepUntil(monotonicNanos deadline: Int64) {
+    var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+}

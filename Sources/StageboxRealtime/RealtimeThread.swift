@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// What happened when the audio thread asked for real-time scheduling.
+public enum RealtimeOutcome: Sendable, Equatable {
+    case fifo(priority: Int32)
+    case normal
+    /// SCHED_FIFO was asked for and refused; `errno` says why (usually EPERM).
+    case refused(priority: Int32, errno: Int32)
+}
+
+/// Starts and joins the audio thread.
+///
+/// A plain pthread rather than a Swift task: the audio thread must never be suspended
+/// by a cooperative executor, and it asks the kernel for SCHED_FIFO itself.
+public final class RealtimeThread: @unchecked Sendable {
+    private var thread: pthread_t?
+    private let body: () -> Void
+
+    /// Locks all current and future memory so that the audio thread never page-faults.
+    /// Returns errno on failure (not being allowed to lock memory is not fatal).
+    @discardableResult
+    public static func lockMemory() -> Int32 {
+        mlockall(Int32(MCL_CURRENT | MCL_FUTURE)) == 0 ? 0 : errno
+    }
+
+    /// Asks for SCHED_FIFO at `priority` for the calling thread (0 = stay on normal scheduling).
+    public static func makeCurrentThreadRealtime(priority: Int32) -> RealtimeOutcome {
+        guard priority > 0 else { return .normal }
+        var param = sched_param()
+        param.sched_priority = priority
+        let rc = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &param)
+        return rc == 0 ? .fifo(priority: priority) : .refused(priority: priority, errno: rc)
+    }
+
+    public init(body: @escaping () -> Void) {
+        self.body = body
+    }
+
+    /// Starts the thread.
+    public func start() {
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, nil, { arg in
+            let me = Unmanaged<RealtimeThread>.fromOpaque(arg!).takeRetainedValue()
+            me.body()
+            return nil
+        }, box)
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+        thread = tid
+    }
+
+    /// Waits for the thread to end.
+    public func join() {
+        if let t = thread { pthread_join(t, nil); thread = nil }
+    }
+}
+
+/// The calling thread's pthread id as a number (for statistics and allocation tests).
+@inline(__always)
+public func currentThreadID() -> UInt {
+    unsafeBitCast(pthread_self(), to: UInt.self)
+}

@@ -1,0 +1,78 @@
+import Synchronization
+
+/// Hands immutable objects (graph snapshots) from a control thread to the audio thread
+/// without a lock, and hands retired ones back so they are freed off the audio thread.
+///
+/// The control thread calls `publish`; the audio thread calls `acquire` between periods.
+/// The exchange keeps a strong reference to every object the audio thread may still use,
+/// so no release — and no deallocation — ever happens on the audio thread.
+/// A snapshot may name a successor: the audio thread runs it for one period and then moves on
+/// to the successor by itself (a graph change runs one period of fades, then the steady graph).
+public protocol ChainedSnapshot: AnyObject {
+    var successor: Self? { get }
+}
+
+public final class SnapshotExchange<Snapshot: ChainedSnapshot>: @unchecked Sendable {
+    /// The object waiting to be picked up, as an unretained pointer (0 = none).
+    private let pending = Atomic<UInt>(0)
+    /// Objects the audio thread has let go of, to be released by the control side.
+    private let retired: SPSCQueue<UInt>
+    /// Everything published and not yet known to be retired. Control side only.
+    private var alive: [UInt: Snapshot] = [:]
+    /// The object the audio thread runs now. Audio thread only.
+    private var current: UInt = 0
+
+    public init(initial: Snapshot, retireCapacity: Int = 64) {
+        retired = SPSCQueue(capacity: retireCapacity)
+        let bits = Self.bits(initial)
+        alive[bits] = initial
+        current = bits
+    }
+
+    private static func bits(_ object: Snapshot) -> UInt {
+        UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
+    }
+
+    /// Control side: makes `snapshot` the next one the audio thread picks up.
+    /// Not for concurrent use: one control thread (or callers serialised by the owner).
+    public func publish(_ snapshot: Snapshot) {
+        collect()
+        var link: Snapshot? = snapshot
+        while let s = link { alive[Self.bits(s)] = s; link = s.successor }
+        let replaced = pending.exchange(Self.bits(snapshot), ordering: .acquiringAndReleasing)
+        if replaced != 0 {
+            // Never picked up: the audio thread did not see it, release it (and its chain) here.
+            var dropped = alive[replaced]
+            while let s = dropped { alive[Self.bits(s)] = nil; dropped = s.successor }
+        }
+    }
+
+    /// Control side: releases what the audio thread has retired.
+    public func collect() {
+        while let bits = retired.pop() { alive[bits] = nil }
+    }
+
+    /// Audio side: the snapshot to run this period, switching to a newly published one.
+    /// Never allocates, never blocks.
+    public func acquire() -> Unmanaged<Snapshot> {
+        let next = pending.exchange(0, ordering: .acquiringAndReleasing)
+        if next != 0 {
+            // If the retire queue is full the old object simply stays alive: a bounded leak
+            // the control side can never observe, preferred over blocking here.
+            retired.push(current)
+            current = next
+        }
+        return Unmanaged<Snapshot>.fromOpaque(UnsafeRawPointer(bitPattern: current)!)
+    }
+
+    /// Audio side: after running a snapshot for one period, moves on to its successor, if any.
+    public func advance() {
+        let object = Unmanaged<Snapshot>.fromOpaque(UnsafeRawPointer(bitPattern: current)!)
+        guard let next = object._withUnsafeGuaranteedRef({ $0.successor }) else { return }
+        retired.push(current)
+        current = Self.bits(next)
+    }
+
+    /// Control side: how many objects are kept alive (for tests and diagnostics).
+    public var aliveCount: Int { alive.count }
+}
