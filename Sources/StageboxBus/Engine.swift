@@ -45,6 +45,8 @@ public final class Engine: @unchecked Sendable {
 
     private let control: Mutex<ControlState>
     private let exchange: SnapshotExchange<GraphSnapshot>
+    /// Set by the first period: before it, graph changes need no fades.
+    private let running = Atomic<Bool>(false)
 
     public init(settings: EngineSettings) {
         self.settings = settings
@@ -71,6 +73,7 @@ public final class Engine: @unchecked Sendable {
     /// Runs one period of `frames` frames (at most `settings.maxFrames`).
     /// Real-time safe: no allocation, no lock, no system call.
     public func process(frames: Int, cycle: CycleInfo) {
+        if !running.load(ordering: .relaxed) { running.store(true, ordering: .relaxed) }
         let snapshot = exchange.acquire()
         snapshot._withUnsafeGuaranteedRef { $0.run(frames: frames, cycle: cycle) }
         exchange.advance()
@@ -189,8 +192,10 @@ public final class Engine: @unchecked Sendable {
         try control.withLock { state throws(BusError) in
             var next = state
             try body(&next)
-            let snapshot = GraphPlanner.transition(oldPorts: state.ports, oldEdges: state.connections,
-                                                   newPorts: next.ports, newEdges: next.connections)
+            let snapshot = running.load(ordering: .relaxed)
+                ? GraphPlanner.transition(oldPorts: state.ports, oldEdges: state.connections,
+                                          newPorts: next.ports, newEdges: next.connections)
+                : GraphPlanner.snapshot(ports: next.ports, edges: next.connections)
             state = next
             exchange.publish(snapshot)
         }

@@ -27,9 +27,13 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
     }
 
     /// Audio side: runs one period through the graph.
+    ///
+    /// Index loops rather than `for … in`: an unoptimised build iterates arrays through a
+    /// read coroutine whose frame is heap-allocated, and the audio thread must not allocate.
     @inline(__always)
     func run(frames: Int, cycle: CycleInfo) {
-        for node in nodes {
+        for n in 0..<nodes.count {
+            let node = nodes[n]
             let port = node.port
             let buffer = port.buffer
             switch port.descriptor.kind {
@@ -37,7 +41,9 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
                 port.processor?.process(buffer, frames: frames, cycle: cycle)
             case .filter, .receiver:
                 buffer.clear(frames: frames)
-                for input in node.inputs {
+                let inputs = node.inputs
+                for i in 0..<inputs.count {
+                    let input = inputs[i]
                     input.mapping.mix(input.source.buffer, into: buffer, frames: frames,
                                       startGain: input.startGain, endGain: input.endGain)
                 }

@@ -32,6 +32,16 @@ public final class ALSADriver: @unchecked Sendable {
     public let captureTrigger = Atomic<Int>(0)
     public let playbackTrigger = Atomic<Int>(0)
 
+    /// Whether the running streams are linked (read from any thread).
+    public var isLinked: Bool { linked.load(ordering: .relaxed) }
+
+    /// What the loop waits on between periods.
+    public enum WaitMode: Int, Sendable {
+        case deviceInterrupt = 0, timer = 1, none = 2
+    }
+
+    public var currentWaitMode: WaitMode { WaitMode(rawValue: waitMode.load(ordering: .relaxed)) ?? .none }
+
     private var periodNanos: Int64 { Int64(parameters.period) * 1_000_000_000 / Int64(parameters.sampleRate) }
     private var framePosition: Int64 = 0
     private var nextDeadline: Int64 = 0

@@ -26,13 +26,9 @@ final class PCMDevice {
         let streamText = stream == SND_PCM_STREAM_CAPTURE ? "capture" : "playback"
         guard rc == 0, let pcm else { throw .open(device: name, stream: streamText, code: rc) }
         handle = pcm
-        do {
-            try configureHardware(p)
-            try configureSoftware(p)
-        } catch {
-            snd_pcm_close(pcm)
-            throw error
-        }
+        // If configuring throws, the object is fully initialised: deinit closes the PCM.
+        try configureHardware(p)
+        try configureSoftware(p)
     }
 
     deinit { snd_pcm_close(handle) }

@@ -1,0 +1,16 @@
+import Logging
+import StageboxCodec
+import StageboxRealtime
+
+/// Turns what the audio thread reported into log lines, off the audio thread.
+struct EventLog {
+    let logger: Logger
+    let control: DriverControl
+
+    func drain() {
+        while let event = control.events.pop() {
+            let ms = fixed(Double(event.durationNanos) / 1_000_000, digits: 1)
+            logger.warning("\(event.kind.rawValue) (\(ms) ms)")
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import ArgumentParser
+import CALSA
+import Logging
+import StageboxAudioFiles
+import StageboxBus
+import StageboxCodec
+import StageboxConfig
+import StageboxRealtime
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the appliance: the codec loop (or a simulated board) and the bus.")
+
+    @Option(help: "The configuration file (default: /boot/stagebox.toml, then /etc/stagebox.toml, then built-in defaults).")
+    var config: String?
+
+    @Flag(help: "Run on a simulated board paced by a timer, with no codec.")
+    var simulate = false
+
+    @Option(help: "Stop after N frames, print the statistics, and exit 0.")
+    var frames: Int?
+
+    @Option(help: "With --simulate: what the simulated codec inputs hear (sine, noise, silence).")
+    var inputSignal: String = "sine"
+
+    @Option(help: "With --simulate: write what the codec outputs play to this WAV file.")
+    var output: String?
+
+    @Flag(help: "Do not wait for the device or the clock between periods (tests and measurements).")
+    var freeRun = false
+
+    func validate() throws {
+        if let frames, frames <= 0 { throw ValidationError("--frames must be a positive number of frames") }
+        if ToneSignal(rawValue: inputSignal) == nil {
+            throw ValidationError("--input-signal must be sine, noise or silence, not '\(inputSignal)'")
+        }
+        if output != nil && !simulate { throw ValidationError("--output goes with --simulate") }
+    }
+
+    func run() throws {
+        Log.bootstrap()
+        let logger = Logger(label: "stagebox")
+        StopSignals.install()
+        stagebox_alsa_silence_errors()
+
+        let loaded = ConfigLoader.resolve(explicit: config)
+        for problem in loaded.problems { logger.error("\(problem)") }
+        if !loaded.problems.isEmpty { logger.warning("the configuration has problems; running on the built-in defaults") }
+        let configuration = loaded.config
+        let (engine, connectionProblems) = EngineBuilder.make(configuration, file: loaded.source.description)
+        for problem in connectionProblems { logger.error("\(problem)") }
+        logger.info("stagebox \(StageboxVersion.string): configuration from \(loaded.source)")
+
+        if RealtimeThread.lockMemory() != 0 {
+            logger.warning("mlockall refused: the audio thread may page-fault under memory pressure")
+        }
+        let control = DriverControl(frameLimit: frames ?? 0)
+        let events = EventLog(logger: logger, control: control)
+        let audio = configuration.audio
+        if simulate {
+            try runSimulated(engine: engine, control: control, audio: audio, events: events, logger: logger)
+        } else {
+            let parameters = ALSAParameters(
+                captureDevice: audio.capture, playbackDevice: audio.playback,
+                format: SampleFormat(rawValue: audio.format) ?? .s32, sampleRate: audio.rate,
+                inputs: audio.inputs, outputs: audio.outputs, period: audio.period, periods: audio.periods,
+                realtimePriority: audio.rtPriority)
+            let driver = ALSADriver(parameters: parameters, engine: engine, control: control,
+                                    pacing: freeRun ? .free : .automatic)
+            do {
+                try driver.supervise(logger: logger) { tick(control, events) }
+            } catch {
+                logger.critical("\(error)")
+                throw ExitCode(1)
+            }
+        }
+        let summary = control.statistics.snapshot().summary
+        logger.info("stopped after \(control.framesProcessed.load(ordering: .relaxed)) frames")
+        print("statistics: frames=\(control.framesProcessed.load(ordering: .relaxed)) \(summary)")
+    }
+
+    private func runSimulated(engine: Engine, control: DriverControl, audio: AudioSection, events: EventLog,
+                              logger: Logger) throws {
+        var writer: AudioFileWriter?
+        if let output {
+            do {
+                writer = try AudioFileWriter(path: output, sampleRate: audio.rate, channels: audio.outputs,
+                                             encoding: .float32)
+            } catch {
+                logger.critical("\(error)")
+                throw ExitCode(1)
+            }
+        }
+        let driver = SimulatedDriver(engine: engine, control: control, period: audio.period,
+                                     inputSignal: ToneSignal(rawValue: inputSignal) ?? .sine, output: writer)
+        logger.info("simulated board: \(audio.inputs) in, \(audio.outputs) out, \(audio.rate) Hz, \(audio.period) frames per period")
+        var writeError: AudioFileError?
+        let (_, outcome) = AudioThreadRunner.run(priority: audio.rtPriority, tick: {
+            tick(control, events)
+            do throws(AudioFileError) { try driver.drainOutput() } catch { writeError = error; control.requestStop() }
+        }) { driver.runLoop() }
+        if case .refused = outcome {
+            logger.warning("SCHED_FIFO refused: the audio thread ran at normal priority")
+        }
+        do { try driver.finish() } catch { writeError = error }
+        if let writeError {
+            logger.critical("\(writeError)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The control thread's periodic work while audio runs.
+private func tick(_ control: DriverControl, _ events: EventLog) {
+    if StopSignals.stopRequested { control.requestStop() }
+    events.drain()
+}

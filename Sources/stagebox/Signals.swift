@@ -1,0 +1,21 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// SIGINT and SIGTERM ask the running driver to stop; the handler only sets a flag.
+enum StopSignals {
+    static let received = Atomic<Int32>(0)
+
+    static func install() {
+        signal(SIGINT) { StopSignals.received.store($0, ordering: .relaxed) }
+        signal(SIGTERM) { StopSignals.received.store($0, ordering: .relaxed) }
+        // A client or console that goes away must not kill the appliance.
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    static var stopRequested: Bool { received.load(ordering: .relaxed) != 0 }
+}

@@ -1,0 +1,27 @@
+import ArgumentParser
+import Logging
+
+/// `stagebox`: the firmware's one binary.
+@main
+struct Stagebox: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stagebox",
+        abstract: "Audio appliance firmware: the codec loop, the bus, and their tools.",
+        version: StageboxVersion.string,
+        subcommands: [RunCommand.self, RenderCommand.self, CheckConfigCommand.self, DevicesCommand.self])
+}
+
+enum StageboxVersion {
+    static let string = "0.1.0"
+}
+
+/// Logging to stderr, one line per event.
+enum Log {
+    static func bootstrap() {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .info
+            return handler
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import CALSA
+import Foundation
+import Testing
+import StageboxBus
+import StageboxRealtime
+@testable import StageboxCodec
+
+@Suite struct ALSADriverTests {
+    init() { stagebox_alsa_silence_errors() }
+
+    @Test(arguments: [SampleFormat.s16, .s24Packed, .s32], [64, 128, 256])
+    func passthroughIsBitExact(format: SampleFormat, period: Int) throws {
+        let frames = period * 40
+        let stimulus = ALSATestRig.stimulus(format: format, frames: frames, channels: 2)
+        let rig = try ALSATestRig(inputBytes: stimulus)
+        defer { rig.remove() }
+        let control = DriverControl(frameLimit: frames)
+        let p = ALSATestRig.parameters(format: format, period: period)
+        let driver = ALSADriver(parameters: p, engine: try .passthrough(period: period), control: control,
+                                pacing: .free, config: rig.config)
+        try driver.open()
+        #expect(driver.runLoop() == nil)
+        driver.close()
+        #expect(!driver.isLinked, "file plugins cannot be linked")
+        let out = try rig.outputBytes()
+        let frameBytes = 2 * format.bytesPerSample
+        let prefill = p.bufferFrames * frameBytes
+        #expect(out.count == prefill + frames * frameBytes)
+        #expect(out.prefix(prefill).allSatisfy { $0 == 0 }, "the pre-fill is silence")
+        #expect(Array(out.dropFirst(prefill)) == stimulus, "the audio after the pre-fill is the input, bit for bit")
+        let stats = control.statistics.snapshot()
+        #expect(stats.periods == 40)
+        #expect(stats.captureXruns == 0 && stats.playbackXruns == 0)
+    }
+
+    @Test func automaticPacingDoesNotSpinOnAPluginThatDoesNotPace() throws {
+        let rig = try ALSATestRig(inputBytes: [])
+        defer { rig.remove() }
+        let period = 256
+        let frames = period * 20 // about 107 ms of audio
+        let control = DriverControl(frameLimit: frames)
+        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, period: period, capture: "nullpcm",
+                                                                   playback: "nullpcm"),
+                                engine: try .passthrough(period: period), control: control, config: rig.config)
+        try driver.open()
+        let start = monotonicNanoseconds()
+        #expect(driver.runLoop() == nil)
+        let elapsed = monotonicNanoseconds() - start
+        #expect(driver.currentWaitMode == .timer, "null does not pace: the loop paces itself with a timer")
+        // Paced at the audio rate: never much faster than real time.
+        #expect(elapsed >= 95_000_000, "ran \(frames) frames in \(elapsed / 1_000_000) ms")
+    }
+
+    @Test func aMissingDeviceIsNamed() throws {
+        let rig = try ALSATestRig(inputBytes: [])
+        defer { rig.remove() }
+        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, period: 64, capture: "nosuchpcm"),
+                                engine: try .passthrough(period: 64), control: DriverControl(), config: rig.config)
+        #expect {
+            try driver.open()
+        } throws: { error in
+            guard let e = error as? ALSAError, case .open(let device, let stream, _) = e else { return false }
+            return device == "nosuchpcm" && stream == "capture" && e.isDeviceGone
+                && e.description.contains("cannot open capture device 'nosuchpcm'")
+        }
+    }
+
+    @Test func anUnsupportedParameterNamesWhatTheDeviceOffers() throws {
+        // alsa-lib's `null` accepts everything, so restrict the format through a `linear` plugin
+        // whose slave is S16 only: asking for FLOAT_LE there must fail and name the formats offered.
+        let restricted = try ALSAConfigText("""
+            pcm.lin { type linear slave { pcm { type null } format S16_LE } }
+            """)
+        let q = ALSAParameters(captureDevice: "lin", playbackDevice: "lin", format: .float, sampleRate: 48000,
+                               inputs: 2, outputs: 2, period: 64, periods: 2, realtimePriority: 0)
+        let driver = ALSADriver(parameters: q, engine: try .passthrough(period: 64), control: DriverControl(),
+                                config: restricted)
+        #expect {
+            try driver.open()
+        } throws: { error in
+            guard let e = error as? ALSAError, case let .unsupported(device, _, parameter, asked, offered) = e else {
+                Issue.record("unexpected \(error)")
+                return false
+            }
+            return device == "lin" && parameter == "format" && asked == "FLOAT_LE" && !offered.isEmpty
+                && e.description.contains("cannot do format FLOAT_LE")
+        }
+    }
+
+    @Test func anImpossiblePeriodIsRefusedWithTheRange() throws {
+        let rig = try ALSATestRig(inputBytes: [])
+        defer { rig.remove() }
+        var p = ALSATestRig.parameters(format: .s16, period: 64, capture: "nullpcm", playback: "nullpcm")
+        p.inputs = 0 // no PCM has zero channels
+        let driver = ALSADriver(parameters: p, engine: try .passthrough(period: 64), control: DriverControl(),
+                                config: rig.config)
+        #expect {
+            try driver.open()
+        } throws: { error in
+            guard let e = error as? ALSAError, case let .unsupported(_, stream, parameter, asked, offered) = e else {
+                return false
+            }
+            return stream == "capture" && parameter == "channels" && asked == "0" && offered.contains("to")
+        }
+    }
+}
