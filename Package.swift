@@ -40,15 +40,18 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // Helpers shared by the test targets.
+        .target(name: "StageboxTestSupport", path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
         .testTarget(name: "StageboxBusTests", dependencies: ["StageboxBus"]),
-        .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles"]),
+        .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxCodecTests", dependencies: [
-            "StageboxCodec", "CALSA", "StageboxAudioFiles",
+            "StageboxCodec", "CALSA", "StageboxAudioFiles", "StageboxTestSupport",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ]),
-        .testTarget(name: "stageboxTests", dependencies: ["StageboxAudioFiles"]),
+        // Runs the built `stagebox` binary as a user would.
+        .testTarget(name: "stageboxTests", dependencies: ["stagebox", "StageboxAudioFiles", "StageboxTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,72 @@
+import StageboxTestSupport
+import Foundation
+import Testing
+@testable import StageboxAudioFiles
+
+@Suite struct AudioFileTests {
+    private func path(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("stagebox-\(UUID().uuidString)-\(name)").path
+    }
+
+    @Test(arguments: AudioFileEncoding.allCases)
+    func roundTripsBitExact(encoding: AudioFileEncoding) throws {
+        let p = path("rt.wav")
+        defer { try? FileManager.default.removeItem(atPath: p) }
+        // Values every encoding holds exactly: multiples of 2^-15.
+        let samples = (0..<3000).map { Float(($0 * 7919) % 65536 - 32768) / 32768 }
+        let w = try AudioFileWriter(path: p, sampleRate: 44100, channels: 3, encoding: encoding)
+        try w.write(samples)
+        try w.close()
+        let r = try AudioFileReader(path: p)
+        #expect(r.channels == 3 && r.sampleRate == 44100 && r.frames == 1000 && r.encoding == encoding)
+        #expect(firstDifference(try r.readAll(), samples) == nil)
+    }
+
+    @Test func refusesWhatIsNotAWav() throws {
+        let p = path("x.wav")
+        defer { try? FileManager.default.removeItem(atPath: p) }
+        try Data("this is not audio at all, just some text".utf8).write(to: URL(fileURLWithPath: p))
+        #expect(throws: AudioFileError.self) { try AudioFileReader(path: p) }
+        #expect(throws: AudioFileError.self) { try AudioFileReader(path: "/nonexistent/a.wav") }
+        do { _ = try AudioFileReader(path: "/nonexistent/a.wav") } catch {
+            #expect(error.path == "/nonexistent/a.wav" && !error.message.isEmpty)
+        }
+    }
+
+    @Test func refusesOtherEncodings() throws {
+        // An 8-bit unsigned WAV, written by hand.
+        var bytes = [UInt8]()
+        func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+        func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+        bytes += Array("RIFF".utf8); u32(36 + 100); bytes += Array("WAVE".utf8)
+        bytes += Array("fmt ".utf8); u32(16); u16(1); u16(1); u32(8000); u32(8000); u16(1); u16(8)
+        bytes += Array("data".utf8); u32(100); bytes += [UInt8](repeating: 128, count: 100)
+        let p = path("u8.wav")
+        defer { try? FileManager.default.removeItem(atPath: p) }
+        try Data(bytes).write(to: URL(fileURLWithPath: p))
+        do {
+            _ = try AudioFileReader(path: p)
+            Issue.record("an 8-bit WAV was accepted")
+        } catch {
+            #expect(error.message.contains("unsupported sample encoding"))
+        }
+    }
+
+    @Test func aTruncatedFileIsReportedNotSilentlyShortened() throws {
+        let p = path("trunc.wav")
+        defer { try? FileManager.default.removeItem(atPath: p) }
+        let w = try AudioFileWriter(path: p, sampleRate: 48000, channels: 2, encoding: .pcm16)
+        try w.write([Float](repeating: 0.5, count: 2 * 4800))
+        try w.close()
+        // Cut the data short: the header still claims 4800 frames.
+        let data = try Data(contentsOf: URL(fileURLWithPath: p))
+        try data.prefix(data.count - 4000).write(to: URL(fileURLWithPath: p))
+        do {
+            let r = try AudioFileReader(path: p)
+            _ = try r.readAll()
+            Issue.record("a truncated file was read without an error")
+        } catch {
+            #expect(error.message.contains("header") || error.message.contains("truncated"), "\(error)")
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+@testable import StageboxConfig
+
+@Suite struct ConfigParserTests {
+    private func problems(_ text: String) -> [String] {
+        ConfigParser.parse(text, file: "box.toml").1.map(\.description)
+    }
+
+    @Test func theDocumentedExampleParses() throws {
+        let (config, problems) = ConfigParser.parse("""
+            [audio]
+            capture = "hw:CARD=sndrpihifiberry,DEV=0"   # ALSA PCM name of the codec's input
+            playback = "hw:CARD=sndrpihifiberry,DEV=0"
+            rate = 44100
+            format = "S24_3LE"
+            inputs = 1
+            outputs = 2
+            period = 128
+            periods = 3
+            rt_priority = 80
+
+            [tone]
+            signal = "noise"
+            frequency = 440
+            level_db = -6.5
+
+            [[connect]]
+            from = "codec.in"
+            to = "codec.out"
+
+            [[connect]]
+            from = "tone"
+            to = "codec.out"
+            """, file: "box.toml")
+        #expect(problems.isEmpty)
+        #expect(config.audio.rate == 44100 && config.audio.format == "S24_3LE" && config.audio.inputs == 1)
+        #expect(config.audio.period == 128 && config.audio.periods == 3 && config.audio.rtPriority == 80)
+        #expect(config.tone.signal == "noise" && config.tone.frequency == 440 && config.tone.levelDB == -6.5)
+        #expect(config.connections.map { "\($0.from)>\($0.to)@\($0.line)" } == ["codec.in>codec.out@17", "tone>codec.out@21"])
+    }
+
+    @Test func anEmptyFileIsTheDefaults() {
+        let (config, problems) = ConfigParser.parse("", file: "x")
+        #expect(problems.isEmpty)
+        #expect(config == .defaults)
+    }
+
+    @Test func syntaxErrorsGiveTheirLine() {
+        let p = problems("[audio]\nrate = 48000\nperiod = = 4\n")
+        #expect(p.count == 1)
+        #expect(p[0].hasPrefix("box.toml:3: (syntax): "))
+    }
+
+    @Test func unknownSectionsAndKeysAreErrors() {
+        let p = problems("""
+            [audio]
+            rate = 48000
+            sample_rate = 48000
+
+            [mixer]
+            gain = 1
+            """)
+        #expect(p == [
+            "box.toml:3: audio.sample_rate: unknown key (allowed: capture, playback, rate, format, inputs, outputs, period, periods, rt_priority)",
+            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [[connect]])",
+        ])
+    }
+
+    @Test func valuesAreRangeChecked() {
+        let p = problems("""
+            [audio]
+            rate = 4000
+            period = 8192
+            periods = 1
+            inputs = 0
+            outputs = 33
+            rt_priority = 100
+            """)
+        #expect(p == [
+            "box.toml:2: audio.rate: 4000 is out of range (allowed: 8000–192000)",
+            "box.toml:5: audio.inputs: 0 is out of range (allowed: 1–32)",
+            "box.toml:6: audio.outputs: 33 is out of range (allowed: 1–32)",
+            "box.toml:3: audio.period: 8192 is out of range (allowed: 16–4096)",
+            "box.toml:4: audio.periods: 1 is out of range (allowed: 2–16)",
+            "box.toml:7: audio.rt_priority: 100 is out of range (allowed: 0–99)",
+        ])
+    }
+
+    @Test func typesAreChecked() {
+        let p = problems("""
+            [audio]
+            rate = "48000"
+            capture = 3
+            format = "S8"
+
+            [tone]
+            frequency = "high"
+            signal = "square"
+            level_db = 6
+            """)
+        #expect(p.contains("box.toml:2: audio.rate: must be an integer, not string (allowed: 8000–192000)"))
+        #expect(p.contains("box.toml:3: audio.capture: must be a string, not integer"))
+        #expect(p.contains("box.toml:4: audio.format: 'S8' is not a known value (allowed: S16_LE | S24_LE | S24_3LE | S32_LE | FLOAT_LE)"))
+        #expect(p.contains("box.toml:7: tone.frequency: must be a number, not string (allowed: 1–96000)"))
+        #expect(p.contains("box.toml:8: tone.signal: 'square' is not a known value (allowed: sine | noise | silence)"))
+        #expect(p.contains("box.toml:9: tone.level_db: 6 is out of range (allowed: -120–0)"))
+        #expect(p.count == 6)
+    }
+
+    @Test func connectEntriesNeedFromAndTo() {
+        let p = problems("""
+            [[connect]]
+            from = "codec.in"
+
+            [[connect]]
+            from = "tone"
+            to = "codec.out"
+            via = "fx"
+            """)
+        #expect(p == [
+            "box.toml:1: connect[1].to: missing",
+            "box.toml:7: connect[2].via: unknown key (allowed: from, to)",
+        ])
+    }
+
+    @Test func aSectionThatIsNotATableIsAnError() {
+        #expect(problems("audio = 3") == ["box.toml:1: audio: must be a table, like [audio]"])
+        #expect(problems("connect = 3") == ["box.toml:1: connect: must be an array of tables, written [[connect]]"])
+    }
+}
+
+@Suite struct ConfigLoaderTests {
+    private func temporaryFile(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stagebox-\(UUID().uuidString).toml").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func searchesInOrderAndFallsBackToDefaults() throws {
+        let good = try temporaryFile("[audio]\nrate = 96000\n")
+        defer { try? FileManager.default.removeItem(atPath: good) }
+        let found = ConfigLoader.resolve(explicit: nil, searchPath: ["/nonexistent/stagebox.toml", good])
+        #expect(found.source == .file(good) && found.config.audio.rate == 96000)
+        let none = ConfigLoader.resolve(explicit: nil, searchPath: ["/nonexistent/a.toml"])
+        #expect(none.source == .builtinDefaults && none.problems.isEmpty)
+    }
+
+    @Test func aBrokenFileGivesTheDefaultsAndEveryProblem() throws {
+        let bad = try temporaryFile("[audio]\nrate = 1\nperiods = 99\n")
+        defer { try? FileManager.default.removeItem(atPath: bad) }
+        let loaded = ConfigLoader.resolve(explicit: bad)
+        #expect(loaded.source == .builtinDefaults)
+        #expect(loaded.config == .defaults)
+        #expect(loaded.problems.map(\.line) == [2, 3])
+    }
+
+    @Test func unreadableFilesAreNamed() throws {
+        #expect(throws: ConfigErrors.self) { try ConfigLoader.load(path: "/nonexistent/x.toml") }
+        do { _ = try ConfigLoader.load(path: "/nonexistent/x.toml") } catch {
+            #expect(error.description == "/nonexistent/x.toml:0: (file): No such file or directory")
+        }
+        let binary = FileManager.default.temporaryDirectory.appendingPathComponent("stagebox-\(UUID().uuidString).toml").path
+        try Data([0x5B, 0xFF, 0xFE, 0x00]).write(to: URL(fileURLWithPath: binary))
+        defer { try? FileManager.default.removeItem(atPath: binary) }
+        do { _ = try ConfigLoader.load(path: binary) } catch {
+            #expect(error.description == "\(binary):1: (file): not UTF-8 text")
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// Runs the `stagebox` binary built next to the test bundle.
+struct StageboxProcess {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var seconds: Double
+    }
+
+    static var binary: URL {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return exe.deletingLastPathComponent().appendingPathComponent("stagebox")
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:],
+                    timeout: TimeInterval = 60) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let start = Date()
+        try process.run()
+        // Read both pipes to the end before waiting, so a chatty child cannot block on a full pipe.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var outData = Data(), errData = Data()
+        group.enter()
+        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.enter()
+        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        if group.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            group.wait()
+        }
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self), seconds: Date().timeIntervalSince(start))
+    }
+}
+
+/// A fresh temporary folder, removed by `remove()`.
+struct Scratch {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("stagebox-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    @discardableResult
+    func write(_ name: String, _ text: String) throws -> String {
+        try text.write(toFile: path(name), atomically: true, encoding: .utf8)
+        return path(name)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
