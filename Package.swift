@@ -11,12 +11,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
     ],
     targets: [
         // System libraries: alsa-lib, libgpiod 1.6, libsndfile.
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        // Linux calls Swift cannot reach directly: ppoll, memfd_create, SCM_RIGHTS, SO_PEERCRED.
+        .systemLibrary(name: "CLinux"),
 
         // Lock-free queues, snapshots and statistics shared by the audio thread and the rest.
         .target(name: "StageboxRealtime"),
@@ -33,9 +36,22 @@ let package = Package(
             "CALSA", "StageboxBus", "StageboxRealtime", "StageboxAudioFiles",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The bus protocol shared by server and clients: messages, framing, shared-memory rings.
+        .target(name: "StageboxProtocol", dependencies: [
+            "CLinux", .product(name: "Atomics", package: "swift-atomics"),
+        ]),
+        // The server side of the client bus: client ports on the audio thread.
+        .target(name: "StageboxClients", dependencies: ["StageboxBus", "StageboxProtocol", "StageboxControls", "CLinux"]),
+        // Buttons, LEDs and triggers.
+        .target(name: "StageboxControls", dependencies: ["CGPIOD"]),
+        // The watchdog and the audio lifecycle.
+        .target(name: "StageboxLifecycle"),
+        // The serial console.
+        .target(name: "StageboxConsole"),
         // The executable that wires everything together.
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxCodec", "StageboxBus", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
+            "StageboxClients", "StageboxControls", "StageboxLifecycle", "StageboxConsole",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

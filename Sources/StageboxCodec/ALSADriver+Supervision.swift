@@ -30,7 +30,15 @@ extension ALSADriver {
                 logger.notice(Logger.Message(stringLiteral: "ALSA: the streams cannot be linked (snd_pcm_link: Function not implemented "
                               + "on user-space plugins); starting both by hand"))
             }
-            let (failure, outcome) = AudioThreadRunner.run(priority: parameters.realtimePriority, tick: tick) {
+            captureTrigger.store(0, ordering: .relaxed)
+            var reportedStart = false
+            let (failure, outcome) = AudioThreadRunner.run(priority: parameters.realtimePriority, tick: {
+                if !reportedStart, captureTrigger.load(ordering: .relaxed) != 0 {
+                    reportedStart = true
+                    logger.info(Logger.Message(stringLiteral: startReport()))
+                }
+                tick()
+            }) {
                 self.runLoop()
             }
             if case let .refused(priority, code) = outcome {
@@ -44,6 +52,15 @@ extension ALSADriver {
         }
     }
 
+    /// The trigger timestamps of the start: equal when the link started both streams at once.
+    func startReport() -> String {
+        let c = captureTrigger.load(ordering: .relaxed), p = playbackTrigger.load(ordering: .relaxed)
+        func seconds(_ n: Int) -> String { "\(n / 1_000_000_000).\(String(n % 1_000_000_000).leftPadded(9))" }
+        let relation = c == p ? "equal" : "differ by \(abs(c - p)) ns"
+        return "start: \(isLinked ? "linked" : "not linked"), capture trigger \(seconds(c)) s, "
+            + "playback trigger \(seconds(p)) s (\(relation))"
+    }
+
     private func waitOrStop(milliseconds: Int, tick: () -> Void) {
         var left = milliseconds
         while left > 0 && !control.stopRequested {
@@ -51,5 +68,11 @@ extension ALSADriver {
             usleep(UInt32(min(left, 50)) * 1000)
             left -= 50
         }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

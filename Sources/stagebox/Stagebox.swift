@@ -8,7 +8,8 @@ struct Stagebox: ParsableCommand {
         commandName: "stagebox",
         abstract: "Audio appliance firmware: the codec loop, the bus, and their tools.",
         version: StageboxVersion.string,
-        subcommands: [RunCommand.self, RenderCommand.self, CheckConfigCommand.self, DevicesCommand.self])
+        subcommands: [RunCommand.self, RenderCommand.self, CheckConfigCommand.self, DevicesCommand.self,
+                      DiagCommand.self])
 }
 
 enum StageboxVersion {

@@ -1,0 +1,94 @@
+#ifndef STAGEBOX_CLINUX_SHIM_H
+#define STAGEBOX_CLINUX_SHIM_H
+/* Linux calls that Swift cannot reach directly: ppoll (hidden behind _GNU_SOURCE), memfd_create,
+   and the CMSG macros for passing descriptors over a Unix socket. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask);
+
+/* poll() with a timeout in nanoseconds (negative: wait forever). */
+static inline int stagebox_poll_ns(struct pollfd *fds, unsigned long nfds, int64_t timeout_ns) {
+    if (timeout_ns < 0) return ppoll(fds, nfds, NULL, NULL);
+    struct timespec ts = { (time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000) };
+    return ppoll(fds, nfds, &ts, NULL);
+}
+
+/* An anonymous shared-memory file, closed on exec. */
+static inline int stagebox_memfd(const char *name) {
+    return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
+}
+
+/* The peer's credentials of a connected Unix socket. */
+static inline int stagebox_peer_credentials(int sock, int32_t *pid, uint32_t *uid, uint32_t *gid) {
+    /* struct ucred's layout; the libc declares it only under _GNU_SOURCE. */
+    struct { int32_t pid; uint32_t uid; uint32_t gid; } cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -1;
+    *pid = cred.pid; *uid = cred.uid; *gid = cred.gid;
+    return 0;
+}
+
+#define STAGEBOX_MAX_FDS 8
+
+/* Sends len bytes with up to STAGEBOX_MAX_FDS descriptors attached (SCM_RIGHTS). */
+static inline ssize_t stagebox_send_with_fds(int sock, const void *buf, size_t len, const int *fds, int nfds) {
+    struct iovec iov = { (void *)buf, len };
+    union { char bytes[CMSG_SPACE(sizeof(int) * STAGEBOX_MAX_FDS)]; struct cmsghdr align; } control;
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (nfds > 0) {
+        if (nfds > STAGEBOX_MAX_FDS) { errno = EINVAL; return -1; }
+        memset(&control, 0, sizeof control);
+        msg.msg_control = control.bytes;
+        msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+    }
+    ssize_t n;
+    do { n = sendmsg(sock, &msg, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+    return n;
+}
+
+/* Receives up to len bytes; descriptors that came along are stored in fds (at most max_fds,
+   the rest closed) and counted in *nfds. Descriptors are received close-on-exec. */
+static inline ssize_t stagebox_recv_with_fds(int sock, void *buf, size_t len, int *fds, int max_fds, int *nfds) {
+    struct iovec iov = { buf, len };
+    union { char bytes[CMSG_SPACE(sizeof(int) * STAGEBOX_MAX_FDS)]; struct cmsghdr align; } control;
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.bytes;
+    msg.msg_controllen = sizeof control.bytes;
+    ssize_t n;
+    do { n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC); } while (n < 0 && errno == EINTR);
+    *nfds = 0;
+    if (n < 0) return n;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int *received = (int *)CMSG_DATA(c);
+        for (int i = 0; i < count; i++) {
+            if (*nfds < max_fds) fds[(*nfds)++] = received[i];
+            else close(received[i]);
+        }
+    }
+    return n;
+}
+#endif
