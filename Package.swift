@@ -20,6 +20,7 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         // Linux calls Swift cannot reach directly: ppoll, memfd_create, SCM_RIGHTS, SO_PEERCRED.
         .systemLibrary(name: "CLinux"),
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
 
         // Lock-free queues, snapshots and statistics shared by the audio thread and the rest.
         .target(name: "StageboxRealtime"),
@@ -41,7 +42,12 @@ let package = Package(
             "CLinux", .product(name: "Atomics", package: "swift-atomics"),
         ]),
         // The server side of the client bus: client ports on the audio thread.
-        .target(name: "StageboxClients", dependencies: ["StageboxBus", "StageboxProtocol", "StageboxControls", "CLinux"]),
+        .target(name: "StageboxClients", dependencies: [
+            "StageboxBus", "StageboxProtocol", "StageboxControls", "CLinux",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The client library (Swift): usable without the rest of Stagebox.
+        .target(name: "StageboxClient", dependencies: ["StageboxProtocol", "CLinux", "CSampleRate"]),
         // Buttons, LEDs and triggers.
         .target(name: "StageboxControls", dependencies: ["CGPIOD"]),
         // The watchdog and the audio lifecycle.
@@ -51,7 +57,7 @@ let package = Package(
         // The executable that wires everything together.
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxCodec", "StageboxBus", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
-            "StageboxClients", "StageboxControls", "StageboxLifecycle", "StageboxConsole",
+            "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxLifecycle", "StageboxConsole",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -67,6 +73,10 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ]),
         // Runs the built `stagebox` binary as a user would.
+        .testTarget(name: "StageboxClientsTests", dependencies: [
+            "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxCodec", "StageboxBus",
+            "StageboxControls", "StageboxRealtime", "StageboxTestSupport",
+        ]),
         .testTarget(name: "stageboxTests", dependencies: ["stagebox", "StageboxAudioFiles", "StageboxTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -39,6 +39,13 @@ static inline int stagebox_peer_credentials(int sock, int32_t *pid, uint32_t *ui
     return 0;
 }
 
+int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+
+/* Accepts a connection, non-blocking and close-on-exec. */
+static inline int stagebox_accept(int listener) {
+    return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
 #define STAGEBOX_MAX_FDS 8
 
 /* Sends len bytes with up to STAGEBOX_MAX_FDS descriptors attached (SCM_RIGHTS). */

@@ -162,6 +162,12 @@ public final class Engine: @unchecked Sendable {
         port.muted.store(muted, ordering: .relaxed)
     }
 
+    /// Releases graph snapshots (and with them removed ports and their processors) that the
+    /// audio thread has finished with. Call it now and then from a control thread.
+    public func collect() {
+        control.withLock { _ in exchange.collect() }
+    }
+
     /// Checks that a connection could be made (ports exist, directions, channel counts).
     public func validate(_ connection: Connection) throws(BusError) {
         try control.withLock { state throws(BusError) in try Self.validate(connection, in: state.ports) }

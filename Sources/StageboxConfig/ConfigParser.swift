@@ -38,10 +38,11 @@ public struct ConfigParser {
             switch key {
             case "audio": if let t = table(root, key) { readAudio(t, into: &config.audio) }
             case "tone": if let t = table(root, key) { readTone(t, into: &config.tone) }
+            case "bus": if let t = table(root, key) { readBus(t, into: &config.bus) }
             case "connect": config.connections = readConnections(root[key]!)
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
-                                      message: "unknown section or key", allowed: "[audio], [tone], [[connect]]"))
+                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [[connect]]"))
             }
         }
         return config
@@ -76,6 +77,16 @@ public struct ConfigParser {
         fields.choice("signal", &tone.signal, among: ToneSection.signals)
         fields.double("frequency", &tone.frequency, range: 1...96_000)
         fields.double("level_db", &tone.levelDB, range: -120...0)
+        problems = fields.parser.problems
+    }
+
+    private mutating func readBus(_ t: TOMLTable, into bus: inout BusSection) {
+        let allowed = ["socket", "max_clients", "max_ports_per_client", "filter_deadline_percent"]
+        var fields = Fields(parser: self, table: t, section: "bus", allowedKeys: allowed)
+        fields.string("socket", &bus.socket, nonEmpty: true)
+        fields.int("max_clients", &bus.maxClients, range: 1...256)
+        fields.int("max_ports_per_client", &bus.maxPortsPerClient, range: 1...64)
+        fields.int("filter_deadline_percent", &bus.filterDeadlinePercent, range: 5...90)
         problems = fields.parser.problems
     }
 

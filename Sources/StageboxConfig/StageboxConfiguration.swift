@@ -2,6 +2,7 @@
 public struct StageboxConfiguration: Sendable, Equatable {
     public var audio = AudioSection()
     public var tone = ToneSection()
+    public var bus = BusSection()
     public var connections: [ConnectEntry] = [ConnectEntry(from: "codec.in", to: "codec.out")]
 
     public init() {}
@@ -42,6 +43,17 @@ public struct ToneSection: Sendable, Equatable {
     public init() {}
 
     public static let signals = ["sine", "noise", "silence"]
+}
+
+/// `[bus]`: the socket where client programs connect.
+public struct BusSection: Sendable, Equatable {
+    public var socket = "/run/stagebox/bus.sock"
+    public var maxClients = 32
+    public var maxPortsPerClient = 16
+    /// How long the audio thread waits for a filter client, in percent of the period.
+    public var filterDeadlinePercent = 25
+
+    public init() {}
 }
 
 /// `[[connect]]`: a connection made at start.

@@ -3,7 +3,9 @@ import CALSA
 import Logging
 import StageboxAudioFiles
 import StageboxBus
+import StageboxClients
 import StageboxCodec
+import StageboxControls
 import StageboxConfig
 import StageboxRealtime
 
@@ -55,6 +57,10 @@ struct RunCommand: ParsableCommand {
         if RealtimeThread.lockMemory() != 0 {
             logger.warning("mlockall refused: the audio thread may page-fault under memory pressure")
         }
+        let triggers = Self.builtinTriggers(engine)
+        let server = startBus(configuration, engine: engine, triggers: triggers, logger: logger)
+        defer { server?.stop() }
+
         let control = DriverControl(frameLimit: frames ?? 0)
         let events = EventLog(logger: logger, control: control)
         let audio = configuration.audio
@@ -78,6 +84,34 @@ struct RunCommand: ParsableCommand {
         let summary = control.statistics.snapshot().summary
         logger.info("stopped after \(control.framesProcessed.load(ordering: .relaxed)) frames")
         print("statistics: frames=\(control.framesProcessed.load(ordering: .relaxed)) \(summary)")
+    }
+
+    /// The triggers Stagebox always has: `mute` toggles the codec inputs' mute.
+    static func builtinTriggers(_ engine: Engine) -> TriggerBoard {
+        let triggers = TriggerBoard()
+        triggers.add(name: "mute", title: "Mute the codec inputs") {
+            let muted = !((try? engine.isMuted(BuiltinPort.codecIn)) ?? false)
+            try? engine.setMuted(BuiltinPort.codecIn, muted)
+            return muted ? .selected : .normal
+        }
+        return triggers
+    }
+
+    /// Starts the bus for client programs; without it the appliance still plays.
+    private func startBus(_ config: StageboxConfiguration, engine: Engine, triggers: TriggerBoard,
+                          logger: Logger) -> BusServer? {
+        let settings = BusServerSettings(socketPath: config.bus.socket, maxClients: config.bus.maxClients,
+                                         maxPortsPerClient: config.bus.maxPortsPerClient,
+                                         filterDeadlinePercent: config.bus.filterDeadlinePercent)
+        do {
+            let server = try BusServer(settings: settings, engine: engine, triggers: triggers, logger: logger,
+                                       serverVersion: StageboxVersion.string, period: config.audio.period)
+            try server.start()
+            return server
+        } catch {
+            logger.error("\(error); running without client programs")
+            return nil
+        }
     }
 
     private func runSimulated(engine: Engine, control: DriverControl, audio: AudioSection, events: EventLog,

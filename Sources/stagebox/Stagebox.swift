@@ -9,7 +9,9 @@ struct Stagebox: ParsableCommand {
         abstract: "Audio appliance firmware: the codec loop, the bus, and their tools.",
         version: StageboxVersion.string,
         subcommands: [RunCommand.self, RenderCommand.self, CheckConfigCommand.self, DevicesCommand.self,
-                      DiagCommand.self])
+                      PlayCommand.self, RecordCommand.self, NoiseCommand.self, PortsCommand.self,
+                      ConnectCommand.self, DisconnectCommand.self, MuteCommand.self, UnmuteCommand.self,
+                      TriggerCommand.self, DiagCommand.self])
 }
 
 enum StageboxVersion {

@@ -1,0 +1,180 @@
+import StageboxProtocol
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The Audiobus-style controller: connects a program to a running stagebox and makes its ports.
+///
+/// ```swift
+/// let bus = try BusClient(name: "myapp")
+/// let mic = try bus.addReceiver(name: "mic", channels: 1, sampleRate: 16000)
+/// try bus.connect(from: "codec.in", to: mic.name)
+/// ```
+public final class BusClient: @unchecked Sendable {
+    public static let defaultSocketPath = "/run/stagebox/bus.sock"
+
+    public let connection: BusConnection
+    /// Port names this client's ports are connected to, kept fresh from the server's events.
+    private let connected = Mutex<Set<String>>([])
+    private let muted = Mutex<Set<String>>([])
+    private let refresh = Atomic<Bool>(true)
+    private let running = Atomic<Bool>(true)
+    private var refresher: pthread_t?
+    private let handlers = Mutex<[@Sendable (BusEvent) -> Void]>([])
+    private let ownPorts = Mutex<[String: PortState]>([:])
+
+    public init(name: String, socketPath: String = BusClient.defaultSocketPath) throws(BusClientError) {
+        connection = try BusConnection(socketPath: socketPath, name: name)
+        connection.onEvent { [weak self] event in self?.received(event) }
+        startRefresher()
+    }
+
+    deinit { close() }
+
+    /// Leaves the bus; every port of this client disappears.
+    public func close() {
+        guard running.exchange(false, ordering: .relaxed) else { return }
+        if let r = refresher { pthread_join(r, nil) }
+        connection.disconnect()
+    }
+
+    public var name: String { connection.clientName }
+    public var sampleRate: Int { connection.sampleRate }
+    public var period: Int { connection.period }
+
+    /// Calls `handler` for every bus event (connections changed, ports added or removed, mutes,
+    /// triggers, the server stopping). Runs on the connection's reader thread.
+    public func onEvent(_ handler: @escaping @Sendable (BusEvent) -> Void) {
+        handlers.withLock { $0.append(handler) }
+    }
+
+    // MARK: Ports
+
+    public func addSender(name: String, title: String = "", channels: Int, sampleRate: Int? = nil,
+                          format: WireFormat = .float32) throws(BusClientError) -> SenderPort {
+        let (info, fds) = try createPort(PortRequest(name: name, title: title, kind: .sender, channels: channels,
+                                                     format: format, sampleRate: sampleRate ?? self.sampleRate))
+        return try SenderPort(client: self, info: info, fds: fds, sampleRate: sampleRate ?? self.sampleRate)
+    }
+
+    public func addReceiver(name: String, title: String = "", channels: Int, sampleRate: Int? = nil,
+                            format: WireFormat = .float32) throws(BusClientError) -> ReceiverPort {
+        let (info, fds) = try createPort(PortRequest(name: name, title: title, kind: .receiver, channels: channels,
+                                                     format: format, sampleRate: sampleRate ?? self.sampleRate))
+        return try ReceiverPort(client: self, info: info, fds: fds, sampleRate: sampleRate ?? self.sampleRate)
+    }
+
+    /// A filter: `process` runs on the port's own thread for every period, in place, within the
+    /// bus's deadline (a quarter of the period unless configured otherwise).
+    public func addFilter(name: String, title: String = "", channels: Int,
+                          process: @escaping @Sendable (_ samples: UnsafeMutablePointer<Float>, _ frames: Int, _ timestamp: FrameTimestamp) -> Void)
+        throws(BusClientError) -> FilterPort {
+        let (info, fds) = try createPort(PortRequest(name: name, title: title, kind: .filter, channels: channels,
+                                                     format: .float32, sampleRate: sampleRate))
+        return try FilterPort(client: self, info: info, fds: fds, process: process)
+    }
+
+    private func createPort(_ request: PortRequest) throws(BusClientError) -> (PortInfo, [Int32]) {
+        let (answer, fds) = try connection.request(.createPort(request))
+        guard case let .portCreated(info, _) = answer else { throw .connection("unexpected answer: \(answer)") }
+        ownPorts.withLock { $0[info.name] = PortState() }
+        refresh.store(true, ordering: .relaxed)
+        return (info, fds)
+    }
+
+    func removePort(_ name: String) {
+        _ = try? connection.request(.removePort(name))
+        ownPorts.withLock { $0[name] = nil }
+    }
+
+    // MARK: The bus
+
+    public func ports() throws(BusClientError) -> [PortInfo] {
+        let (answer, _) = try connection.request(.listPorts)
+        guard case .ports(let list) = answer else { throw .connection("unexpected answer: \(answer)") }
+        return list
+    }
+
+    public func connections() throws(BusClientError) -> [(from: String, to: String)] {
+        let (answer, _) = try connection.request(.listConnections)
+        guard case .connections(let list) = answer else { throw .connection("unexpected answer: \(answer)") }
+        return list
+    }
+
+    public func connect(from: String, to: String) throws(BusClientError) {
+        _ = try connection.request(.connect(from: from, to: to))
+    }
+
+    public func disconnect(from: String, to: String) throws(BusClientError) {
+        _ = try connection.request(.disconnect(from: from, to: to))
+    }
+
+    public func setMuted(_ port: String, _ value: Bool) throws(BusClientError) {
+        _ = try connection.request(.setMuted(port: port, muted: value))
+    }
+
+    public func fireTrigger(_ name: String) throws(BusClientError) {
+        _ = try connection.request(.fireTrigger(name))
+    }
+
+    // MARK: Connection and mute state
+
+    func isConnected(_ port: String) -> Bool { ownPorts.withLock { $0[port]?.connected.load(ordering: .relaxed) ?? false } }
+    func isMuted(_ port: String) -> Bool { ownPorts.withLock { $0[port]?.muted.load(ordering: .relaxed) ?? false } }
+
+    func state(of port: String) -> PortState? { ownPorts.withLock { $0[port] } }
+
+    private func received(_ event: BusEvent) {
+        switch event {
+        case .connectionsChanged, .portRemoved, .portAdded: refresh.store(true, ordering: .relaxed)
+        case let .muteChanged(port, value): state(of: port)?.muted.store(value, ordering: .relaxed)
+        default: break
+        }
+        for handler in handlers.withLock({ $0 }) { handler(event) }
+    }
+
+    /// Requests cannot be made from the reader thread (it delivers their answers), so a small
+    /// thread of its own keeps the connection state fresh after events.
+    private func startRefresher() {
+        let box = Unmanaged.passUnretained(self).toOpaque()
+        var tid = pthread_t()
+        pthread_create(&tid, nil, { arg in
+            let me = Unmanaged<BusClient>.fromOpaque(arg!).takeUnretainedValue()
+            while me.running.load(ordering: .relaxed) {
+                if me.refresh.exchange(false, ordering: .relaxed) { me.refreshConnections() }
+                usleep(5000)
+            }
+            return nil
+        }, box)
+        refresher = tid
+    }
+
+    private func refreshConnections() {
+        guard let list = try? connections() else { return }
+        let mutedPorts = Set(((try? ports()) ?? []).filter(\.muted).map(\.name))
+        ownPorts.withLock { table in
+            for (name, state) in table {
+                state.connected.store(list.contains { $0.from == name || $0.to == name }, ordering: .relaxed)
+                state.muted.store(mutedPorts.contains(name), ordering: .relaxed)
+            }
+        }
+    }
+}
+
+/// What a real-time thread may read about a port without a lock.
+final class PortState: Sendable {
+    let connected = Atomic<Bool>(false)
+    let muted = Atomic<Bool>(false)
+}
+
+/// A block's place on the codec clock, for latency compensation.
+public struct FrameTimestamp: Sendable, Equatable {
+    /// The frame position on the codec clock of the block's first frame.
+    public var codecFrame: Int64
+    /// The monotonic time of that frame, in nanoseconds.
+    public var hostNanos: Int64
+}

@@ -1,0 +1,116 @@
+import StageboxProtocol
+
+/// A receiver port: the program takes audio off the bus (Audiobus's `ABAudioReceiverPort`),
+/// the mix of everything connected to it, at the program's own rate and pace.
+public final class ReceiverPort: @unchecked Sendable {
+    public let name: String
+    public let channels: Int
+    public let sampleRate: Int
+    let ring: SharedRing
+    let wake: EventFD
+    private let adapter: RateAdapter
+    private let state: PortState?
+    private weak var client: BusClient?
+    private let chunk: Int
+    private var busBlock: [Float]
+    /// Converted frames not yet handed out, at the program's rate.
+    private var fifo: [Float]
+    private var fifoFrames = 0
+    private var integers: [Float]
+    /// The timestamp of the bus block the last `receive` started in.
+    public private(set) var lastTimestamp: FrameTimestamp?
+
+    init(client: BusClient, info: PortInfo, fds: [Int32], sampleRate: Int) throws(BusClientError) {
+        guard fds.count == 2 else { fds.forEach { Glibc_close($0) }; throw .connection("receiver port came with \(fds.count) descriptors, not 2") }
+        do { ring = try SharedRing.map(fileDescriptor: fds[0]) } catch {
+            Glibc_close(fds[1])
+            throw .connection("cannot map the port's shared memory: \(error)")
+        }
+        wake = EventFD(adopting: fds[1])
+        name = info.name
+        channels = info.channels
+        self.sampleRate = sampleRate
+        self.client = client
+        state = client.state(of: info.name)
+        chunk = client.period
+        let busRate = client.sampleRate
+        adapter = RateAdapter(channels: channels, nominalRatio: Double(sampleRate) / Double(busRate),
+                              band: Double(max(4 * client.period, busRate / 100)))
+        busBlock = [Float](repeating: 0, count: chunk * channels)
+        fifo = [Float](repeating: 0, count: 16384 * channels)
+        integers = [Float](repeating: 0, count: 8192 * channels)
+    }
+
+    deinit { client?.removePort(name) }
+
+    public var isConnected: Bool { state?.connected.load(ordering: .relaxed) ?? false }
+    public var isMuted: Bool { state?.muted.load(ordering: .relaxed) ?? false }
+    public var fill: Int { ring.available }
+    public var underruns: Int { ring.underruns }
+    public var overruns: Int { ring.overruns }
+    public var ratio: Double { adapter.ratio }
+
+    /// Fills `frames` interleaved frames from the bus. When the bus has not delivered enough,
+    /// the rest is silence, an underrun is counted, and false is returned. Never blocks.
+    @discardableResult
+    public func receive(into samples: UnsafeMutablePointer<Float>, frames: Int) -> Bool {
+        var complete = true
+        while fifoFrames < frames {
+            adapter.observe(fill: ring.available)
+            if let t = ring.timestamp(atOrBefore: ring.readPositionNow) {
+                lastTimestamp = FrameTimestamp(codecFrame: t.codecFrame, hostNanos: t.hostNanos)
+            }
+            let got = busBlock.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, frames: chunk) }
+            if !got { complete = false; break }
+            let room = fifo.count / channels - fifoFrames
+            let n = busBlock.withUnsafeBufferPointer { input in
+                fifo.withUnsafeMutableBufferPointer { out in
+                    adapter.convert(input.baseAddress!, frames: chunk, into: out.baseAddress! + fifoFrames * channels, capacity: room)
+                }
+            }
+            fifoFrames += n
+        }
+        ring.ratio = adapter.ratio
+        let take = min(frames, fifoFrames)
+        fifo.withUnsafeBufferPointer { samples.update(from: $0.baseAddress!, count: take * channels) }
+        if take < frames {
+            (samples + take * channels).update(repeating: 0, count: (frames - take) * channels)
+            ring.countUnderrun()
+        }
+        fifo.withUnsafeMutableBufferPointer { f in
+            let rest = (fifoFrames - take) * channels
+            if rest > 0 { f.baseAddress!.update(from: f.baseAddress! + take * channels, count: rest) }
+        }
+        fifoFrames -= take
+        return complete || take == frames
+    }
+
+    /// Fills `frames` interleaved 16-bit frames from the bus (see `receive(into:frames:)`).
+    @discardableResult
+    public func receive(int16 samples: UnsafeMutablePointer<Int16>, frames: Int) -> Bool {
+        var ok = true
+        var offset = 0
+        while offset < frames {
+            let n = min(frames - offset, integers.count / channels)
+            ok = integers.withUnsafeMutableBufferPointer { receive(into: $0.baseAddress!, frames: n) } && ok
+            for i in 0..<(n * channels) {
+                let x = (integers[i] * 32768).rounded()
+                samples[offset * channels + i] = Int16(max(-32768, min(32767, x)))
+            }
+            offset += n
+        }
+        return ok
+    }
+
+    /// Waits until the bus has delivered at least `frames` program frames' worth, or the timeout.
+    public func waitForData(frames: Int, timeoutSeconds: Double) -> Bool {
+        let need = Int((Double(frames) / adapter.nominalRatio).rounded(.up))
+        let deadline = monotonicSeconds() + timeoutSeconds
+        while ring.available + Int(Double(fifoFrames) / adapter.nominalRatio) < need {
+            let left = deadline - monotonicSeconds()
+            if left <= 0 { return false }
+            _ = wake.wait(timeoutNanos: Int64(min(left, 0.05) * 1e9))
+        }
+        return true
+    }
+}

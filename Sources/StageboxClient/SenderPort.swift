@@ -1,0 +1,112 @@
+import StageboxProtocol
+
+/// A sender port: the program puts audio on the bus (Audiobus's `ABAudioSenderPort`).
+///
+/// `send` never blocks: when the bus has not taken earlier audio yet and the ring is full, the
+/// oldest frames are dropped (an overrun). A program that is not paced by a clock of its own can
+/// pace itself on the bus with `waitForSpace`.
+public final class SenderPort: @unchecked Sendable {
+    public let name: String
+    public let channels: Int
+    /// The program's sample rate; the bus converts.
+    public let sampleRate: Int
+    let ring: SharedRing
+    let wake: EventFD
+    private let adapter: RateAdapter
+    private let state: PortState?
+    private weak var client: BusClient?
+    private var converted: [Float]
+    private var integers: [Float]
+
+    init(client: BusClient, info: PortInfo, fds: [Int32], sampleRate: Int) throws(BusClientError) {
+        guard fds.count == 2 else { fds.forEach { Glibc_close($0) }; throw .connection("sender port came with \(fds.count) descriptors, not 2") }
+        do { ring = try SharedRing.map(fileDescriptor: fds[0]) } catch {
+            Glibc_close(fds[1])
+            throw .connection("cannot map the port's shared memory: \(error)")
+        }
+        wake = EventFD(adopting: fds[1])
+        name = info.name
+        channels = info.channels
+        self.sampleRate = sampleRate
+        self.client = client
+        state = client.state(of: info.name)
+        let busRate = client.sampleRate
+        adapter = RateAdapter(channels: channels, nominalRatio: Double(busRate) / Double(sampleRate),
+                              band: Double(max(4 * client.period, busRate / 100)))
+        converted = [Float](repeating: 0, count: 8192 * channels)
+        integers = [Float](repeating: 0, count: 8192 * channels)
+    }
+
+    deinit { client?.removePort(name) }
+
+    /// Whether anything on the bus takes this port's audio. Safe on a real-time thread.
+    public var isConnected: Bool { state?.connected.load(ordering: .relaxed) ?? false }
+    /// Whether the port is muted on the bus. Safe on a real-time thread.
+    public var isMuted: Bool { state?.muted.load(ordering: .relaxed) ?? false }
+
+    /// Frames waiting in the ring for the bus to take (bus rate).
+    public var fill: Int { ring.available }
+    /// Periods the bus found the ring empty.
+    public var underruns: Int { ring.underruns }
+    /// Times frames were dropped because the ring was full.
+    public var overruns: Int { ring.overruns }
+    /// The conversion ratio in use (bus frames per program frame).
+    public var ratio: Double { adapter.ratio }
+
+    /// Puts `frames` interleaved Float32 frames on the bus.
+    public func send(_ samples: UnsafePointer<Float>, frames: Int) {
+        var offset = 0
+        while offset < frames {
+            let chunk = min(frames - offset, 4096)
+            let room = converted.count / channels
+            let n = converted.withUnsafeMutableBufferPointer {
+                adapter.convert(samples + offset * channels, frames: chunk, into: $0.baseAddress!, capacity: room)
+            }
+            converted.withUnsafeBufferPointer { ring.write($0.baseAddress!, frames: n) }
+            offset += chunk
+        }
+        adapter.observe(fill: ring.available)
+        ring.ratio = adapter.ratio
+    }
+
+    /// Puts `frames` interleaved 16-bit frames on the bus.
+    public func send(int16 samples: UnsafePointer<Int16>, frames: Int) {
+        var offset = 0
+        while offset < frames {
+            let chunk = min(frames - offset, integers.count / channels)
+            for i in 0..<(chunk * channels) { integers[i] = Float(samples[offset * channels + i]) * (1 / 32768) }
+            integers.withUnsafeBufferPointer { send($0.baseAddress!, frames: chunk) }
+            offset += chunk
+        }
+    }
+
+    /// Waits until the ring has room for `frames` program frames, or `timeoutSeconds` pass.
+    public func waitForSpace(frames: Int, timeoutSeconds: Double) -> Bool {
+        let need = Int((Double(frames) * adapter.nominalRatio).rounded(.up))
+        let deadline = monotonicSeconds() + timeoutSeconds
+        while ring.capacity - ring.available < need {
+            let left = deadline - monotonicSeconds()
+            if left <= 0 { return false }
+            _ = wake.wait(timeoutNanos: Int64(min(left, 0.05) * 1e9))
+        }
+        return true
+    }
+
+    /// Waits until the bus has taken everything sent so far (or the timeout passes).
+    public func drain(timeoutSeconds: Double) -> Bool {
+        let deadline = monotonicSeconds() + timeoutSeconds
+        while ring.available > 0 {
+            if monotonicSeconds() > deadline { return false }
+            _ = wake.wait(timeoutNanos: 20_000_000)
+        }
+        return true
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+func Glibc_close(_ fd: Int32) { close(fd) }

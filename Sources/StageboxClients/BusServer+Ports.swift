@@ -1,0 +1,81 @@
+import StageboxBus
+import StageboxProtocol
+
+extension BusServer {
+    /// Frames a client ring holds: room for several 10 ms client frames and many periods.
+    var ringFrames: Int { max(8192, 16 * period) }
+
+    func createPort(_ request: PortRequest, client: String, session: ClientSession, id: UInt32) {
+        guard session.ports.count < settings.maxPortsPerClient else {
+            return reply(session, id, .error(.limit, "\(client) has its maximum of \(settings.maxPortsPerClient) ports"))
+        }
+        let full = "\(client).\(request.name)"
+        guard Engine.isValidName(request.name), !request.name.contains("."), Engine.isValidName(full) else {
+            return reply(session, id, .error(.badRequest, "invalid port name '\(request.name)' "
+                         + "(letters, digits, '_' and '-', no '.')"))
+        }
+        guard (1...32).contains(request.channels) else {
+            return reply(session, id, .error(.badRequest, "\(request.channels) channels is out of range (1 to 32)"))
+        }
+        guard (8000...192_000).contains(request.sampleRate) else {
+            return reply(session, id, .error(.badRequest, "sample rate \(request.sampleRate) is out of range (8000 to 192000)"))
+        }
+        guard request.kind != .receiver || request.receiverMode == .mixed else {
+            return reply(session, id, .error(.refused, "separate streams are not available yet: create one mixed receiver per source"))
+        }
+        guard session.ports[full] == nil else { return reply(session, id, .error(.exists, "\(full) already exists")) }
+
+        let built: (PortProcessor, [SharedRing], [EventFD])
+        do throws(RingError) {
+            built = try makeProcessor(request, name: full)
+        } catch {
+            return reply(session, id, .error(.refused, "cannot make shared memory for \(full): \(error)"))
+        }
+        let (processor, rings, wakes) = built
+        let counters = (processor as? ClientFilterProcessor)?.counters ?? ClientPortCounters()
+        do throws(BusError) {
+            try engine.addPort(PortDescriptor(name: full, title: request.title.isEmpty ? full : request.title,
+                                              kind: PortKind(request.kind), channels: request.channels),
+                               processor: processor)
+        } catch {
+            return reply(session, id, .error(Self.code(for: error), error.description))
+        }
+        session.ports[full] = ClientPortRecord(
+            name: full, kind: "\(request.kind)", channels: request.channels, clientRate: request.sampleRate,
+            format: request.format == .int16 ? "int16" : "float32", rings: rings.map { SharedRingHandle(ring: $0) },
+            counters: counters)
+        publish()
+        let info = PortInfo(name: full, title: request.title, kind: request.kind, channels: request.channels,
+                            muted: false, owner: client)
+        reply(session, id, .portCreated(info, ringFrames: ringFrames),
+              fds: rings.map(\.fileDescriptor) + wakes.map(\.descriptor))
+        broadcast(.portAdded(full))
+    }
+
+    /// The audio-thread side of a client port with its rings and wakeups, in the order the
+    /// client receives their descriptors.
+    private func makeProcessor(_ request: PortRequest, name: String) throws(RingError)
+        -> (PortProcessor, [SharedRing], [EventFD]) {
+        let frames = ringFrames
+        switch request.kind {
+        case .sender:
+            let ring = try SharedRing.create(name: name, channels: request.channels, capacity: frames)
+            let wake = try EventFD()
+            return (ClientSenderProcessor(ring: ring, wake: wake), [ring], [wake])
+        case .receiver:
+            let ring = try SharedRing.create(name: name, channels: request.channels, capacity: frames)
+            let wake = try EventFD()
+            return (ClientReceiverProcessor(ring: ring, wake: wake), [ring], [wake])
+        case .filter:
+            let toClient = try SharedRing.create(name: name + ".in", channels: request.channels, capacity: frames)
+            let fromClient = try SharedRing.create(name: name + ".out", channels: request.channels, capacity: frames)
+            let wakeClient = try EventFD(), wakeServer = try EventFD()
+            let deadline = Int64(period) * 1_000_000_000 / Int64(engine.settings.sampleRate)
+                * Int64(settings.filterDeadlinePercent) / 100
+            let processor = ClientFilterProcessor(toClient: toClient, fromClient: fromClient, wakeClient: wakeClient,
+                                                  wakeServer: wakeServer, deadlineNanos: deadline,
+                                                  maxFrames: engine.settings.maxFrames, counters: ClientPortCounters())
+            return (processor, [toClient, fromClient], [wakeClient, wakeServer])
+        }
+    }
+}

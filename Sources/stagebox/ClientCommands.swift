@@ -1,0 +1,139 @@
+import ArgumentParser
+import StageboxAudioFiles
+import StageboxClient
+import StageboxConfig
+import StageboxProtocol
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Options every command-line client shares.
+struct BusOptions: ParsableArguments {
+    @Option(help: "The bus socket (default: the configuration's [bus] socket).")
+    var socket: String?
+
+    @Option(help: "The configuration file whose [bus] socket to use.")
+    var config: String?
+
+    var socketPath: String {
+        socket ?? ConfigLoader.resolve(explicit: config).config.bus.socket
+    }
+
+    /// Connects as `name`, or exits 1 with the reason.
+    func connect(as name: String) throws -> BusClient {
+        do {
+            return try BusClient(name: name, socketPath: socketPath)
+        } catch {
+            printError("stagebox: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Splits `client.port` into its two parts, or fails naming what is wrong.
+func splitPortName(_ full: String) throws -> (client: String, port: String) {
+    let parts = full.split(separator: ".", maxSplits: 1).map(String.init)
+    guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+        throw ValidationError("--port must be CLIENT.PORT (for example player.out), not '\(full)'")
+    }
+    return (parts[0], parts[1])
+}
+
+/// Runs a bus request, turning a refusal into one line on stderr and exit status 1.
+func busRequest<T>(_ body: () throws(BusClientError) -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        printError("stagebox: \(error)")
+        throw ExitCode(1)
+    }
+}
+
+struct PortsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "ports", abstract: "List the bus's ports and connections.")
+    @OptionGroup var bus: BusOptions
+
+    func run() throws {
+        let client = try bus.connect(as: "ports-\(getpid())")
+        defer { client.close() }
+        let ports = try busRequest { () throws(BusClientError) in try client.ports() }
+        let connections = try busRequest { () throws(BusClientError) in try client.connections() }
+        let width = max(12, ports.map(\.name.count).max() ?? 0)
+        print("PORT".padding(width) + "  KIND      CH  OWNER     STATE")
+        for p in ports {
+            print(p.name.padding(width) + "  " + "\(p.kind)".padding(8) + "  " + String(p.channels).padding(2) + "  "
+                  + p.owner.padding(8) + "  " + (p.muted ? "muted" : ""))
+        }
+        print(connections.isEmpty ? "no connections" : "connections:")
+        for c in connections { print("  \(c.from) -> \(c.to)") }
+    }
+}
+
+struct ConnectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "connect", abstract: "Connect a sender or filter to a filter or receiver.")
+    @OptionGroup var bus: BusOptions
+    @Argument var from: String
+    @Argument var to: String
+
+    func run() throws {
+        let client = try bus.connect(as: "connect-\(getpid())")
+        defer { client.close() }
+        try busRequest { () throws(BusClientError) in try client.connect(from: from, to: to) }
+    }
+}
+
+struct DisconnectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "disconnect", abstract: "Remove a connection.")
+    @OptionGroup var bus: BusOptions
+    @Argument var from: String
+    @Argument var to: String
+
+    func run() throws {
+        let client = try bus.connect(as: "disconnect-\(getpid())")
+        defer { client.close() }
+        try busRequest { () throws(BusClientError) in try client.disconnect(from: from, to: to) }
+    }
+}
+
+struct MuteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "mute", abstract: "Mute a port.")
+    @OptionGroup var bus: BusOptions
+    @Argument var port: String
+
+    func run() throws {
+        let client = try bus.connect(as: "mute-\(getpid())")
+        defer { client.close() }
+        try busRequest { () throws(BusClientError) in try client.setMuted(port, true) }
+    }
+}
+
+struct UnmuteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "unmute", abstract: "Unmute a port.")
+    @OptionGroup var bus: BusOptions
+    @Argument var port: String
+
+    func run() throws {
+        let client = try bus.connect(as: "unmute-\(getpid())")
+        defer { client.close() }
+        try busRequest { () throws(BusClientError) in try client.setMuted(port, false) }
+    }
+}
+
+struct TriggerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "trigger", abstract: "Fire a trigger by name.")
+    @OptionGroup var bus: BusOptions
+    @Argument var name: String
+
+    func run() throws {
+        let client = try bus.connect(as: "trigger-\(getpid())")
+        defer { client.close() }
+        try busRequest { () throws(BusClientError) in try client.fireTrigger(name) }
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}

@@ -1,0 +1,140 @@
+import ArgumentParser
+import StageboxAudioFiles
+import StageboxClient
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+struct PlayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "play", abstract: "Play a WAV file onto the bus through a sender port.")
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The WAV file.") var file: String
+    @Option(help: "The sender port to create, CLIENT.PORT.") var port: String
+    @Option(help: "Connect the port to this receiver (or filter) once it exists.") var to: String?
+
+    func run() throws {
+        let (clientName, portName) = try splitPortName(port)
+        let reader: AudioFileReader
+        do { reader = try AudioFileReader(path: file) } catch {
+            printError("stagebox play: \(error)")
+            throw ExitCode(1)
+        }
+        StopSignals.install()
+        let client = try bus.connect(as: clientName)
+        defer { client.close() }
+        let sender = try busRequest { () throws(BusClientError) in
+            try client.addSender(name: portName, title: file, channels: reader.channels, sampleRate: reader.sampleRate)
+        }
+        if let to { try busRequest { () throws(BusClientError) in try client.connect(from: sender.name, to: to) } }
+        let block = 1024
+        var samples = [Float](repeating: 0, count: block * reader.channels)
+        var played = 0
+        while !StopSignals.stopRequested {
+            let n = try samples.withUnsafeMutableBufferPointer { p in
+                do { return try reader.read(into: p.baseAddress!, frames: block) } catch {
+                    printError("stagebox play: \(error)")
+                    throw ExitCode(1)
+                }
+            }
+            if n == 0 { break }
+            // Pace on the bus: wait for room rather than overrun the ring.
+            while !sender.waitForSpace(frames: n, timeoutSeconds: 0.5) {
+                if StopSignals.stopRequested { break }
+            }
+            samples.withUnsafeBufferPointer { sender.send($0.baseAddress!, frames: n) }
+            played += n
+        }
+        _ = sender.drain(timeoutSeconds: 5)
+        print("played \(played) frames from \(file) as \(sender.name)")
+    }
+}
+
+struct RecordCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "record", abstract: "Record what the bus sends to a receiver port into a WAV file.")
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The WAV file to write.") var file: String
+    @Option(help: "The receiver port to create, CLIENT.PORT.") var port: String
+    @Option(help: "Connect this sender (or filter) to the port once it exists.") var from: String?
+    @Option(help: "Stop after this many seconds (default: until interrupted).") var seconds: Double?
+    @Option(help: "Channels to record.") var channels = 2
+    @Option(help: "Sample encoding: PCM_16, PCM_24, PCM_32 or FLOAT.") var encoding = "FLOAT"
+
+    func run() throws {
+        let (clientName, portName) = try splitPortName(port)
+        guard let enc = AudioFileEncoding(rawValue: encoding) else {
+            throw ValidationError("--encoding must be PCM_16, PCM_24, PCM_32 or FLOAT, not '\(encoding)'")
+        }
+        StopSignals.install()
+        let client = try bus.connect(as: clientName)
+        defer { client.close() }
+        let receiver = try busRequest { () throws(BusClientError) in
+            try client.addReceiver(name: portName, title: file, channels: channels)
+        }
+        let writer: AudioFileWriter
+        do { writer = try AudioFileWriter(path: file, sampleRate: client.sampleRate, channels: channels, encoding: enc) } catch {
+            printError("stagebox record: \(error)")
+            throw ExitCode(1)
+        }
+        if let from { try busRequest { () throws(BusClientError) in try client.connect(from: from, to: receiver.name) } }
+        let limit = seconds.map { Int($0 * Double(client.sampleRate)) }
+        let block = client.period
+        var samples = [Float](repeating: 0, count: block * channels)
+        var recorded = 0
+        while !StopSignals.stopRequested && recorded < (limit ?? Int.max) {
+            guard receiver.waitForData(frames: block, timeoutSeconds: 0.5) else { continue }
+            let n = min(block, (limit ?? Int.max) - recorded)
+            samples.withUnsafeMutableBufferPointer { _ = receiver.receive(into: $0.baseAddress!, frames: n) }
+            do { try samples.withUnsafeBufferPointer { p throws(AudioFileError) in try writer.write(p.baseAddress!, frames: n) } } catch {
+                printError("stagebox record: \(error)")
+                throw ExitCode(1)
+            }
+            recorded += n
+        }
+        do { try writer.close() } catch { printError("stagebox record: \(error)"); throw ExitCode(1) }
+        print("recorded \(recorded) frames to \(file) from \(receiver.name) (underruns \(receiver.underruns), overruns \(receiver.overruns))")
+    }
+}
+
+struct NoiseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "noise",
+        abstract: "Publish white noise: 10 ms frames of 16-bit samples paced by usleep, like the Vonage sample's publisher.")
+    @OptionGroup var bus: BusOptions
+    @Option(help: "The sender port to create, CLIENT.PORT.") var port: String
+    @Option(help: "Connect the port to this receiver (or filter).") var to: String?
+    @Option(help: "The program's sample rate.") var rate = 48000
+    @Option var channels = 1
+    @Option(help: "Level in dBFS.") var levelDB = -20.0
+    @Option(help: "Stop after this many seconds (default: until interrupted).") var seconds: Double?
+
+    func run() throws {
+        let (clientName, portName) = try splitPortName(port)
+        StopSignals.install()
+        let client = try bus.connect(as: clientName)
+        defer { client.close() }
+        let sender = try busRequest { () throws(BusClientError) in
+            try client.addSender(name: portName, title: "white noise", channels: channels, sampleRate: rate, format: .int16)
+        }
+        if let to { try busRequest { () throws(BusClientError) in try client.connect(from: sender.name, to: to) } }
+        let frames = rate / 100
+        var samples = [Int16](repeating: 0, count: frames * channels)
+        let amplitude = 32767 * pow(10, levelDB / 20)
+        var state: UInt32 = 0x1234_5678
+        var sent = 0
+        let limit = seconds.map { Int($0 * Double(rate)) } ?? Int.max
+        while !StopSignals.stopRequested && sent < limit {
+            for i in 0..<samples.count {
+                state ^= state << 13; state ^= state >> 17; state ^= state << 5
+                samples[i] = Int16((Double(state) / Double(UInt32.max) * 2 - 1) * amplitude)
+            }
+            samples.withUnsafeBufferPointer { sender.send(int16: $0.baseAddress!, frames: frames) }
+            sent += frames
+            usleep(10_000)
+        }
+        print("sent \(sent) frames of noise as \(sender.name) (fill \(sender.fill), underruns \(sender.underruns), "
+              + "overruns \(sender.overruns), ratio \(sender.ratio))")
+    }
+}
