@@ -72,8 +72,15 @@ public final class BusConnection: @unchecked Sendable {
         }
         guard rc == 0 else { let e = errno; close(fd); throw .notRunning(path: socketPath, code: e) }
         startReader()
-        let (answer, _) = try request(.hello(clientName: name, version: busProtocolVersion), timeoutSeconds: timeoutSeconds)
+        let answer: ServerMessage
+        do throws(BusClientError) {
+            (answer, _) = try request(.hello(clientName: name, version: busProtocolVersion), timeoutSeconds: timeoutSeconds)
+        } catch {
+            disconnect() // a failed init does not run deinit: close the socket and stop the reader here
+            throw error
+        }
         guard case let .welcome(version, rate, period, _) = answer else {
+            disconnect()
             throw .connection("unexpected answer to hello: \(answer)")
         }
         serverVersion = version

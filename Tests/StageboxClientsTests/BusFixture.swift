@@ -17,6 +17,8 @@ final class BusFixture: @unchecked Sendable {
     let triggers: TriggerBoard
     private let driver: SimulatedDriver
     private let thread: RealtimeThread
+    /// Whether the audio thread got SCHED_FIFO.
+    let outcome = RealtimeGrant()
 
     init(period: Int = 64, filterDeadlinePercent: Int = 25) throws {
         socketPath = FileManager.default.temporaryDirectory.appendingPathComponent("sb-\(UUID().uuidString.prefix(8)).sock").path
@@ -37,7 +39,12 @@ final class BusFixture: @unchecked Sendable {
         try server.start()
         driver = SimulatedDriver(engine: engine, control: control, period: period, inputSignal: .silence)
         let driver = self.driver
-        thread = RealtimeThread { driver.runLoop() }
+        let outcome = self.outcome
+        thread = RealtimeThread {
+            // As the appliance does: SCHED_FIFO where the system allows it (root, or an rtprio limit).
+            outcome.granted = RealtimeThread.makeCurrentThreadRealtime(priority: 70) == .fifo(priority: 70)
+            driver.runLoop()
+        }
         thread.start()
     }
 
@@ -73,4 +80,8 @@ func collect(_ port: ReceiverPort, frames: Int, block: Int = 64) -> [Float] {
         done += n
     }
     return out
+}
+
+final class RealtimeGrant: @unchecked Sendable {
+    var granted = false
 }
