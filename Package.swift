@@ -5,6 +5,8 @@ let package = Package(
     name: "Stagebox",
     products: [
         .executable(name: "stagebox", targets: ["stagebox"]),
+        // The C client library: include/stagebox_client.h, linked as -lStageboxClientC.
+        .library(name: "StageboxClientC", type: .dynamic, targets: ["StageboxClientC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -48,6 +50,8 @@ let package = Package(
         ]),
         // The client library (Swift): usable without the rest of Stagebox.
         .target(name: "StageboxClient", dependencies: ["StageboxProtocol", "CLinux", "CSampleRate"]),
+        // The C client library's implementation (the header is include/stagebox_client.h).
+        .target(name: "StageboxClientC", dependencies: ["StageboxClient"]),
         // Buttons, LEDs and triggers.
         .target(name: "StageboxControls", dependencies: ["CGPIOD"]),
         // The watchdog and the audio lifecycle.

@@ -1,0 +1,113 @@
+/*
+ * stagebox_client.h — the C client library of the Stagebox audio bus.
+ *
+ * A program on the board connects to the running `stagebox`, gets ports on its bus and moves
+ * audio through shared memory. Three shapes are offered:
+ *   - Audiobus: sender, receiver and filter ports;
+ *   - Vonage Video: a custom audio device's capture and render sides
+ *     (write_capture_data / read_render_data);
+ *   - Agora: an external audio source (push frames), an external audio sink (pull frames) and a
+ *     playback frame observer.
+ * Samples are interleaved; 16-bit integers or 32-bit floats in [-1, 1]. A port runs at the
+ * program's own sample rate: the bus converts, and absorbs a program clock that drifts.
+ * No call blocks unless its name says wait; calls return 0 (or a handle) on success and a
+ * negative number (or NULL) on failure, with a message in the error buffer where one is taken.
+ *
+ * Link with -lStageboxClientC.
+ */
+#ifndef STAGEBOX_CLIENT_H
+#define STAGEBOX_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct stagebox_client stagebox_client;
+typedef struct stagebox_port stagebox_port;
+typedef struct stagebox_vonage_device stagebox_vonage_device;
+typedef struct stagebox_agora stagebox_agora;
+
+/* Connecting. socket_path NULL means /run/stagebox/bus.sock. */
+stagebox_client *stagebox_connect(const char *socket_path, const char *client_name, char *error, size_t error_size);
+void stagebox_disconnect(stagebox_client *client);
+int stagebox_bus_sample_rate(const stagebox_client *client);
+int stagebox_bus_period(const stagebox_client *client);
+
+/* The bus. Port names are "client.port"; built in: codec.in, codec.out, tone. */
+int stagebox_connect_ports(stagebox_client *client, const char *from, const char *to, char *error, size_t error_size);
+int stagebox_disconnect_ports(stagebox_client *client, const char *from, const char *to, char *error, size_t error_size);
+int stagebox_set_muted(stagebox_client *client, const char *port, int muted, char *error, size_t error_size);
+int stagebox_fire_trigger(stagebox_client *client, const char *name, char *error, size_t error_size);
+
+/* Audiobus shape. sample_rate 0 means the bus's rate. */
+stagebox_port *stagebox_add_sender(stagebox_client *client, const char *name, int channels, int sample_rate,
+                                   char *error, size_t error_size);
+stagebox_port *stagebox_add_receiver(stagebox_client *client, const char *name, int channels, int sample_rate,
+                                     char *error, size_t error_size);
+/* A filter's function runs on the port's own thread for every period, in place, at the bus's rate. */
+typedef void (*stagebox_filter_fn)(float *samples, int frames, int channels, void *context);
+stagebox_port *stagebox_add_filter(stagebox_client *client, const char *name, int channels,
+                                   stagebox_filter_fn process, void *context, char *error, size_t error_size);
+void stagebox_port_remove(stagebox_port *port);
+/* The port's bus name; valid until the port is removed. */
+const char *stagebox_port_name(const stagebox_port *port);
+/* Safe on a real-time thread. */
+int stagebox_port_is_connected(const stagebox_port *port);
+int stagebox_port_is_muted(const stagebox_port *port);
+
+int stagebox_send_float(stagebox_port *sender, const float *samples, int frames);
+int stagebox_send_int16(stagebox_port *sender, const int16_t *samples, int frames);
+/* Fills frames frames; returns 1 if the bus had them all, 0 if silence filled a gap. */
+int stagebox_receive_float(stagebox_port *receiver, float *samples, int frames);
+int stagebox_receive_int16(stagebox_port *receiver, int16_t *samples, int frames);
+/* Wait for room to send, or for data to receive; 1 when ready, 0 on timeout. */
+int stagebox_wait_space(stagebox_port *sender, int frames, int timeout_ms);
+int stagebox_wait_data(stagebox_port *receiver, int frames, int timeout_ms);
+/* Waits until the bus has taken everything sent (or the timeout); 1 when drained. */
+int stagebox_drain(stagebox_port *sender, int timeout_ms);
+
+/* Statistics of a port. */
+typedef struct {
+    int64_t underruns;
+    int64_t overruns;
+    int32_t fill_frames;
+    double ratio;
+} stagebox_port_stats;
+void stagebox_port_get_stats(const stagebox_port *port, stagebox_port_stats *stats);
+
+/* Vonage Video shape: the audio bus of a custom audio device. */
+stagebox_vonage_device *stagebox_vonage_create(stagebox_client *client, int capture_rate, int capture_channels,
+                                               int render_rate, int render_channels);
+int stagebox_vonage_start_capture(stagebox_vonage_device *device);
+int stagebox_vonage_stop_capture(stagebox_vonage_device *device);
+int stagebox_vonage_start_rendering(stagebox_vonage_device *device);
+int stagebox_vonage_stop_rendering(stagebox_vonage_device *device);
+/* Returns the frames taken or delivered. */
+int stagebox_vonage_write_capture_data(stagebox_vonage_device *device, const int16_t *samples, int count);
+int stagebox_vonage_read_render_data(stagebox_vonage_device *device, int16_t *buffer, int count);
+/* The bus names of the capture (sender) and render (receiver) ports, once started. */
+const char *stagebox_vonage_capture_port(const stagebox_vonage_device *device);
+const char *stagebox_vonage_render_port(const stagebox_vonage_device *device);
+void stagebox_vonage_destroy(stagebox_vonage_device *device);
+
+/* Agora shape. */
+stagebox_agora *stagebox_agora_create(stagebox_client *client);
+int stagebox_agora_enable_external_audio_source(stagebox_agora *agora, int sample_rate, int channels);
+int stagebox_agora_push_external_audio_frame(stagebox_agora *agora, const int16_t *data, int samples, int64_t timestamp);
+int stagebox_agora_enable_external_audio_sink(stagebox_agora *agora, int sample_rate, int channels);
+int stagebox_agora_pull_playback_audio_frame(stagebox_agora *agora, void *data, int length_in_bytes);
+typedef int (*stagebox_playback_frame_fn)(const int16_t *samples, int samples_per_channel, int channels,
+                                          int sample_rate, int64_t render_time_ms, void *context);
+/* Registers (or with NULL removes) the playback observer: called every 10 ms on its own thread. */
+int stagebox_agora_set_playback_observer(stagebox_agora *agora, stagebox_playback_frame_fn fn, void *context);
+const char *stagebox_agora_source_port(const stagebox_agora *agora);
+const char *stagebox_agora_sink_port(const stagebox_agora *agora);
+void stagebox_agora_destroy(stagebox_agora *agora);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
