@@ -54,15 +54,15 @@ final class RateAdapter {
             smoothedFill = target
             return
         }
-        smoothedFill += (f - smoothedFill) * 0.05
+        smoothedFill += (f - smoothedFill) * 0.1
         let error = (smoothedFill - target) / band
         if !engaged {
             guard abs(error) > 1 else { return }
             engaged = true
             makeState()
         }
-        integral = max(-0.02, min(0.02, integral + error * 0.0001))
-        let correction = max(-0.02, min(0.02, 0.002 * error + integral))
+        integral = max(-0.02, min(0.02, integral + error * 0.00002))
+        let correction = max(-0.02, min(0.02, 0.003 * error + integral))
         ratio = nominalRatio * (1 - correction)
     }
 

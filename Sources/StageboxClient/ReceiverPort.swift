@@ -17,6 +17,8 @@ public final class ReceiverPort: @unchecked Sendable {
     private var fifo: [Float]
     private var fifoFrames = 0
     private var integers: [Float]
+    /// Whether reading has started: it waits for a cushion of two requests plus two periods.
+    private var primed = false
     /// The timestamp of the bus block the last `receive` started in.
     public private(set) var lastTimestamp: FrameTimestamp?
 
@@ -54,9 +56,19 @@ public final class ReceiverPort: @unchecked Sendable {
     /// the rest is silence, an underrun is counted, and false is returned. Never blocks.
     @discardableResult
     public func receive(into samples: UnsafeMutablePointer<Float>, frames: Int) -> Bool {
+        if !primed {
+            // Start (and restart after an underrun) with a cushion against the program's jitter.
+            let cushion = Int(Double(2 * frames) / adapter.nominalRatio) + 2 * chunk
+            guard ring.available >= cushion else {
+                samples.update(repeating: 0, count: frames * channels)
+                return false
+            }
+            primed = true
+        }
         var complete = true
+        // Once per call, like the sender: the controller's gains assume the program's own cadence.
+        adapter.observe(fill: ring.available)
         while fifoFrames < frames {
-            adapter.observe(fill: ring.available)
             if let t = ring.timestamp(atOrBefore: ring.readPositionNow) {
                 lastTimestamp = FrameTimestamp(codecFrame: t.codecFrame, hostNanos: t.hostNanos)
             }
@@ -76,6 +88,7 @@ public final class ReceiverPort: @unchecked Sendable {
         if take < frames {
             (samples + take * channels).update(repeating: 0, count: (frames - take) * channels)
             ring.countUnderrun()
+            primed = false
         }
         fifo.withUnsafeMutableBufferPointer { f in
             let rest = (fifoFrames - take) * channels

@@ -54,7 +54,12 @@ public final class SenderPort: @unchecked Sendable {
     public var ratio: Double { adapter.ratio }
 
     /// Puts `frames` interleaved Float32 frames on the bus.
+    ///
+    /// The bus starts taking the port's audio once two of the program's blocks are waiting
+    /// (and again after an underrun): a cushion against the program's own timing jitter.
     public func send(_ samples: UnsafePointer<Float>, frames: Int) {
+        let cushion = Int(Double(2 * frames) * adapter.nominalRatio)
+        if cushion > ring.startThreshold { ring.startThreshold = cushion }
         var offset = 0
         while offset < frames {
             let chunk = min(frames - offset, 4096)

@@ -16,6 +16,8 @@ public final class ClientPortCounters: Sendable {
 final class ClientSenderProcessor: PortProcessor, @unchecked Sendable {
     let ring: SharedRing
     let wake: EventFD
+    /// Whether the client has built up its start cushion (see `SharedRing.startThreshold`).
+    private var primed = false
 
     init(ring: SharedRing, wake: EventFD) {
         self.ring = ring
@@ -23,9 +25,13 @@ final class ClientSenderProcessor: PortProcessor, @unchecked Sendable {
     }
 
     func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo) {
-        if !ring.read(planar: { buffer.channel($0) }, frames: frames) {
+        if !primed && ring.available >= max(frames, ring.startThreshold) { primed = true }
+        if !primed {
+            buffer.clear(frames: frames) // still filling the cushion: silence, not an underrun
+        } else if !ring.read(planar: { buffer.channel($0) }, frames: frames) {
             buffer.clear(frames: frames)
             ring.countUnderrun()
+            primed = false
         }
         // Room was made: a client that paces itself on the ring may write again.
         wake.signal()

@@ -31,6 +31,7 @@ public final class SharedRing: @unchecked Sendable {
     private let overrunCount: UnsafeAtomic<UInt64>
     private let ratioBits: UnsafeAtomic<UInt64>
     private let timestampWrites: UnsafeAtomic<UInt64>
+    private let startThresholdFrames: UnsafeAtomic<UInt64>
 
     /// A block's place on the codec clock.
     public struct Timestamp: Sendable, Equatable {
@@ -102,6 +103,7 @@ public final class SharedRing: @unchecked Sendable {
         overrunCount = atomic(200)
         ratioBits = atomic(208)
         timestampWrites = atomic(216)
+        startThresholdFrames = atomic(224)
         data = (base + Self.headerSize).assumingMemoryBound(to: Float.self)
     }
 
@@ -129,6 +131,13 @@ public final class SharedRing: @unchecked Sendable {
     }
 
     public func countUnderrun() { underrunCount.wrappingIncrement(ordering: .relaxed) }
+
+    /// How many frames the consumer waits for before it starts (and after an underrun, starts
+    /// again): the producer's cushion against its own jitter. The producer sets it; 0 = at once.
+    public var startThreshold: Int {
+        get { Int(startThresholdFrames.load(ordering: .relaxed)) }
+        set { startThresholdFrames.store(UInt64(max(0, min(newValue, capacity / 2))), ordering: .relaxed) }
+    }
 
     // MARK: Producer
 

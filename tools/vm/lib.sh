@@ -1,0 +1,129 @@
+# shellcheck shell=bash
+# Sourced by tools/vm/scenarios/*, in both halves: the host's, and the guest's (a
+# scenario re-invokes itself in the guest as "$0 guest ..."; the guest sees the
+# checkout at the same path). Not executable: tools/vm/test runs only scenarios/*.
+
+VM=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CHECKOUT=$(cd "$VM/../.." && pwd)
+CACHE=${STAGEBOX_VM_CACHE:-$HOME/.cache/stagebox-vm}
+# The program under test. Scenarios run a copy of it (snapshot_stagebox).
+STAGEBOX=${STAGEBOX:-$CHECKOUT/.build/debug/stagebox}
+PLAYREC=$CACHE/bin/playrec
+# A guest half exits with this when the rig failed rather than the program under test
+# (tools/vm/run uses it for its own failures too); vm_run then tries once more.
+RIG_FAILED=122
+
+# The last line a scenario prints is its reason (tools/vm/test shows it).
+fail() {
+	echo "$*"
+	exit 1
+}
+rig_fail() {
+	echo "rig: $*"
+	exit "$RIG_FAILED"
+}
+now() { printf '%s' "$EPOCHREALTIME"; }
+since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+# --- host half ---
+
+# snapshot_stagebox DIR: copy the program under test into DIR (another engineer may
+# rebuild it while the guest runs; the guest reads files as they are when it reads
+# them) and check that the copy runs. A build that is linking it right now leaves a
+# missing or broken file for a moment: wait and copy again, three times.
+snapshot_stagebox() {
+	local dir=$1 try
+	for try in 1 2 3; do
+		if [ -x "$STAGEBOX" ] && cp "$STAGEBOX" "$dir/stagebox" 2>/dev/null &&
+			"$dir/stagebox" --version >/dev/null 2>&1; then
+			return 0
+		fi
+		[ "$try" = 3 ] || sleep 5
+	done
+	[ -e "$STAGEBOX" ] || fail "no stagebox binary at $STAGEBOX (swift build first, or set STAGEBOX)"
+	fail "$STAGEBOX does not run on the host ($dir/stagebox --version fails)"
+}
+
+# scenario_tmp: a temp dir for the host half, removed at exit; kept as
+# $CACHE/logs/SCENARIO.files when the scenario fails (captures, logs).
+scenario_tmp() {
+	SCENARIO_TMP=$(mktemp -d)
+	trap 'keep_on_failure $?' EXIT
+}
+keep_on_failure() {
+	local kept
+	kept=$CACHE/logs/$(basename "$0").files
+	rm -rf "$kept"
+	if [ "$1" != 0 ]; then
+		mkdir -p "$CACHE/logs" && mv "$SCENARIO_TMP" "$kept" # silent: the reason stays the last line
+	fi
+	rm -rf "$SCENARIO_TMP"
+}
+
+# need_playrec: the linked generator/analyser (guest/playrec.c), built by prepare.
+need_playrec() {
+	local key
+	key=$(sha256sum <"$VM/guest/playrec.c" | cut -c1-16)
+	if [ ! -x "$PLAYREC" ] || [ "$(cat "$CACHE/bin/playrec.stamp" 2>/dev/null)" != "$key" ]; then
+		"$VM/prepare" >&2 || fail "tools/vm/prepare failed (it builds playrec)"
+	fi
+}
+
+# vm_run RUN-ARGS...: tools/vm/run, once more when the rig failed (status 122, from run
+# itself or from a guest half that found the rig at fault). Never retried: a program
+# that gave a wrong result or died (125), or a timeout (124).
+vm_run() {
+	local status=0
+	"$VM/run" "$@" || status=$?
+	if [ "$status" = "$RIG_FAILED" ]; then
+		echo "--- the rig failed (status $status): trying once more"
+		status=0
+		"$VM/run" "$@" || status=$?
+	fi
+	return "$status"
+}
+
+# --- guest half ---
+
+# wait_until SECONDS COMMAND...: poll COMMAND every 50 ms until it succeeds.
+wait_until() {
+	local limit=$1 t0=$EPOCHREALTIME
+	shift
+	until "$@"; do
+		awk -v a="$t0" -v b="$EPOCHREALTIME" -v l="$limit" 'BEGIN { exit !(b - a > l) }' && return 1
+		sleep 0.05
+	done
+}
+
+# pause SECONDS: sleep without starting a process (a read that times out on a FIFO
+# nobody writes), for timing that must not wait on the 9p root. Needs pause_init.
+pause_init() {
+	mkfifo /run/pause.fifo
+	exec {PAUSE_FD}<>/run/pause.fifo
+}
+pause() { read -rt "$1" -u "$PAUSE_FD" _ || true; }
+
+# stagebox_config FILE FORMAT: the codec loop between the rig's two cables, as the
+# scenarios run it: capture hw:Loopback,0,0 (fed by hw:Loopback,1,0), playback
+# hw:Loopback,0,1 (heard at hw:Loopback,1,1), 48 kHz stereo, 256 x 4, SCHED_FIFO 70.
+stagebox_config() {
+	cat >"$1" <<-EOF
+		[audio]
+		capture = "hw:Loopback,0,0"
+		playback = "hw:Loopback,0,1"
+		rate = 48000
+		format = "$2"
+		inputs = 2
+		outputs = 2
+		period = ${PERIOD:-256}
+		periods = ${PERIODS:-4}
+		rt_priority = 70
+
+		[[connect]]
+		from = "codec.in"
+		to = "codec.out"
+	EOF
+}
+
+# alive PID: whether the process still runs (not a zombie waiting for wait).
+alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
