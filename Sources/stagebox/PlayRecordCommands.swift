@@ -28,7 +28,12 @@ struct PlayCommand: ParsableCommand {
         let sender = try busRequest { () throws(BusClientError) in
             try client.addSender(name: portName, title: file, channels: reader.channels, sampleRate: reader.sampleRate)
         }
-        if let to { try busRequest { () throws(BusClientError) in try client.connect(from: sender.name, to: to) } }
+        if let to {
+            try busRequest { () throws(BusClientError) in try client.connect(from: sender.name, to: to) }
+            // A new connection fades in over one period: start the file once it has.
+            for _ in 0..<100 where !sender.isConnected { usleep(10_000) }
+            usleep(UInt32(4 * client.period * 1_000_000 / max(1, client.sampleRate)) + 5000)
+        }
         let block = 1024
         var samples = [Float](repeating: 0, count: block * reader.channels)
         var played = 0

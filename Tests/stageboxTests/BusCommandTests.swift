@@ -1,0 +1,133 @@
+import Foundation
+import StageboxAudioFiles
+import StageboxTestSupport
+import Testing
+
+/// A `stagebox run --simulate` child process with its bus on a private socket.
+final class SimulatedBoard {
+    let scratch: Scratch
+    let socket: String
+    let process = Process()
+    private let log = Pipe()
+
+    init() throws {
+        scratch = try Scratch()
+        socket = scratch.path("bus.sock")
+        let config = try scratch.write("board.toml", """
+            [audio]
+            rt_priority = 0
+
+            [bus]
+            socket = "\(socket)"
+            """)
+        process.executableURL = StageboxProcess.binary
+        process.arguments = ["run", "--simulate", "--config", config]
+        process.standardError = log
+        process.standardOutput = Pipe()
+        try process.run()
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+    }
+
+    func stagebox(_ arguments: [String]) throws -> StageboxProcess.Result {
+        try StageboxProcess.run(arguments + ["--socket", socket])
+    }
+
+    /// Descriptors the board process has open.
+    var openDescriptors: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
+    }
+
+    func stop() -> String {
+        process.interrupt()
+        process.waitUntilExit()
+        scratch.remove()
+        return String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+}
+
+@Suite(.serialized) struct BusCommandTests {
+    @Test func playIntoRecordIsBitExact() throws {
+        let board = try SimulatedBoard()
+        var log = ""
+        defer { log = board.stop(); _ = log }
+        let s = board.scratch
+        var x: UInt32 = 5
+        let input: [Float] = (0..<(2 * 24000)).map { _ in
+            x = x &* 1_664_525 &+ 1_013_904_223
+            return Float(Int16(truncatingIfNeeded: x >> 16)) / 32768
+        }
+        let w = try AudioFileWriter(path: s.path("in.wav"), sampleRate: 48000, channels: 2, encoding: .pcm16)
+        try w.write(input)
+        try w.close()
+        let recorder = Process()
+        recorder.executableURL = StageboxProcess.binary
+        recorder.arguments = ["record", s.path("out.wav"), "--port", "rec.in", "--seconds", "1.5", "--encoding", "PCM_16",
+                              "--socket", board.socket]
+        recorder.standardOutput = Pipe()
+        try recorder.run()
+        #expect(eventually { (try? board.stagebox(["ports"]).stdout.contains("rec.in")) == true })
+        let play = try board.stagebox(["play", s.path("in.wav"), "--port", "player.out", "--to", "rec.in"])
+        #expect(play.status == 0, "\(play.stderr)")
+        #expect(play.stdout.contains("played 24000 frames"))
+        recorder.waitUntilExit()
+        #expect(recorder.terminationStatus == 0)
+        let out = try AudioFileReader(path: s.path("out.wav")).readAll()
+        let start = (0..<(out.count / 2)).first { out[$0 * 2] != 0 || out[$0 * 2 + 1] != 0 } ?? 0
+        #expect(firstDifference(Array(out[(start * 2)...].prefix(input.count)), input) == nil)
+    }
+
+    @Test func commandLineClientsReportErrorsClearly() throws {
+        let board = try SimulatedBoard()
+        defer { _ = board.stop() }
+        let nope = try board.stagebox(["connect", "nope", "codec.out"])
+        #expect(nope.status == 1 && nope.stderr.contains("no such port: nope"))
+        let twice = try board.stagebox(["connect", "codec.in", "codec.out"])
+        #expect(twice.status == 1 && twice.stderr.contains("already connected"), "\(twice.stderr)")
+        #expect(try board.stagebox(["mute", "tone"]).status == 0)
+        #expect(try board.stagebox(["ports"]).stdout.contains("tone          sender    1   stagebox  muted"))
+        #expect(try board.stagebox(["unmute", "tone"]).status == 0)
+        #expect(try board.stagebox(["trigger", "mute"]).status == 0)
+        let unknown = try board.stagebox(["trigger", "fireworks"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("no trigger named fireworks"))
+        let badPort = try board.stagebox(["noise", "--port", "noport"])
+        #expect(badPort.status != 0 && badPort.stderr.contains("CLIENT.PORT"))
+        let none = try StageboxProcess.run(["ports", "--socket", board.scratch.path("nobody.sock")])
+        #expect(none.status == 1 && none.stderr.contains("no stagebox is running at"))
+    }
+
+    @Test func aClientKilledMidStreamIsCleanedUp() throws {
+        let board = try SimulatedBoard()
+        var log = ""
+        defer { _ = log }
+        #expect(eventually { (try? board.stagebox(["ports"]).status) == 0 })
+        let before = board.openDescriptors
+        for round in 0..<3 {
+            let noise = Process()
+            noise.executableURL = StageboxProcess.binary
+            noise.arguments = ["noise", "--port", "victim\(round).out", "--to", "codec.out", "--socket", board.socket]
+            noise.standardOutput = Pipe()
+            noise.standardError = Pipe()
+            try noise.run()
+            #expect(eventually { (try? board.stagebox(["ports"]).stdout.contains("victim\(round).out")) == true })
+            usleep(200_000) // mid-stream
+            kill(noise.processIdentifier, SIGKILL)
+            noise.waitUntilExit()
+            #expect(eventually { (try? board.stagebox(["ports"]).stdout.contains("victim")) == false },
+                    "the killed client's port is gone")
+        }
+        let ports = try board.stagebox(["ports"])
+        #expect(!ports.stdout.contains("victim") && ports.stdout.contains("codec.in -> codec.out"))
+        #expect(eventually(5) { board.openDescriptors <= before }, "descriptors \(before) → \(board.openDescriptors)")
+        log = board.stop()
+        #expect(log.contains("left: disconnected"))
+    }
+}
+
+func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
