@@ -74,8 +74,12 @@ let package = Package(
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxCodecTests", dependencies: [
             "StageboxCodec", "CALSA", "StageboxAudioFiles", "StageboxTestSupport",
-            .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ]),
+        // Counts allocations on the audio thread with a malloc interposer, in a process of its own.
+        .executableTarget(name: "stagebox-allocation-probe", dependencies: [
+            "StageboxCodec", "StageboxBus", "StageboxRealtime", "CALSA",
+            .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+        ], path: "Tests/AllocationProbe"),
         // Runs the built `stagebox` binary as a user would.
         .testTarget(name: "StageboxClientsTests", dependencies: [
             "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxCodec", "StageboxBus",

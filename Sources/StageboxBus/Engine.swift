@@ -198,12 +198,15 @@ public final class Engine: @unchecked Sendable {
         try control.withLock { state throws(BusError) in
             var next = state
             try body(&next)
-            let snapshot = running.load(ordering: .relaxed)
-                ? GraphPlanner.transition(oldPorts: state.ports, oldEdges: state.connections,
-                                          newPorts: next.ports, newEdges: next.connections)
-                : GraphPlanner.snapshot(ports: next.ports, edges: next.connections)
             state = next
-            exchange.publish(snapshot)
+            let fade = running.load(ordering: .relaxed)
+            // Fade from what the audio thread plays, not from the last published graph: under
+            // load several changes can come between two periods.
+            exchange.publish { playing in
+                fade ? GraphPlanner.transition(oldPorts: playing.ports, oldEdges: playing.edges,
+                                               newPorts: next.ports, newEdges: next.connections)
+                     : GraphPlanner.snapshot(ports: next.ports, edges: next.connections)
+            }
         }
     }
 }

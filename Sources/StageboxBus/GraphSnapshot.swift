@@ -20,10 +20,15 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
 
     let nodes: [Node]
     let successor: GraphSnapshot?
+    /// The graph this snapshot plays (for a steady one), what the next change starts from.
+    let ports: [Port]
+    let edges: [Connection]
 
-    init(nodes: [Node], successor: GraphSnapshot?) {
+    init(nodes: [Node], successor: GraphSnapshot?, ports: [Port], edges: [Connection]) {
         self.nodes = nodes
         self.successor = successor
+        self.ports = ports
+        self.edges = edges
     }
 
     /// Audio side: runs one period through the graph.
@@ -100,7 +105,7 @@ enum GraphPlanner {
             }
             return GraphSnapshot.Node(port: port, inputs: inputs)
         }
-        return GraphSnapshot(nodes: nodes, successor: successor)
+        return GraphSnapshot(nodes: nodes, successor: successor, ports: ports, edges: edges)
     }
 
     /// The snapshot for a change from (`oldPorts`, `oldEdges`) to (`newPorts`, `newEdges`):

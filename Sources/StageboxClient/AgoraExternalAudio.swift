@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -32,7 +34,7 @@ public final class AgoraExternalAudio: @unchecked Sendable {
     private var sinkChannels = 0
     private var observerThread: pthread_t?
     private var observer: AgoraAudioFrameObserver?
-    private var observing = false
+    private let observing = Atomic<Bool>(false)
 
     public init(client: BusClient) {
         self.client = client
@@ -77,14 +79,14 @@ public final class AgoraExternalAudio: @unchecked Sendable {
     /// Registers an observer handed every 10 ms of the sink's audio, paced by the bus, on a
     /// thread of its own; nil unregisters it.
     public func setPlaybackAudioFrameObserver(_ newObserver: AgoraAudioFrameObserver?) {
-        if observing {
-            observing = false
+        if observing.load(ordering: .relaxed) {
+            observing.store(false, ordering: .relaxed)
             if let t = observerThread { pthread_join(t, nil) }
             observerThread = nil
         }
         observer = newObserver
         guard newObserver != nil, sink != nil else { return }
-        observing = true
+        observing.store(true, ordering: .relaxed)
         let box = Unmanaged.passUnretained(self).toOpaque()
         var tid = pthread_t()
         pthread_create(&tid, nil, { arg in
@@ -99,7 +101,7 @@ public final class AgoraExternalAudio: @unchecked Sendable {
         let frames = sinkRate / 100
         let buffer = UnsafeMutablePointer<Int16>.allocate(capacity: frames * sinkChannels)
         defer { buffer.deallocate() }
-        while observing {
+        while observing.load(ordering: .relaxed) {
             guard sink.waitForData(frames: frames, timeoutSeconds: 0.1) else { continue }
             sink.receive(int16: buffer, frames: frames)
             var ts = timespec()

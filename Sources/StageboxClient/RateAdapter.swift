@@ -74,8 +74,9 @@ final class RateAdapter {
     func convert(_ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>,
                  capacity: Int) -> Int {
         guard engaged, let state else {
-            output.update(from: input, count: frames * channels)
-            return frames
+            let n = min(frames, capacity)
+            output.update(from: input, count: n * channels)
+            return n
         }
         var data = SRC_DATA()
         data.data_in = input

@@ -62,8 +62,9 @@ public final class SenderPort: @unchecked Sendable {
         if cushion > ring.startThreshold { ring.startThreshold = cushion }
         var offset = 0
         while offset < frames {
-            let chunk = min(frames - offset, 4096)
             let room = converted.count / channels
+            // As many input frames as the conversion can turn into at most `room` output frames.
+            let chunk = min(frames - offset, max(1, Int(Double(room - 16) / (adapter.nominalRatio * 1.03))))
             let n = converted.withUnsafeMutableBufferPointer {
                 adapter.convert(samples + offset * channels, frames: chunk, into: $0.baseAddress!, capacity: room)
             }

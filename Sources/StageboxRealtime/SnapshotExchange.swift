@@ -21,12 +21,16 @@ public final class SnapshotExchange<Snapshot: ChainedSnapshot>: @unchecked Senda
     private var alive: [UInt: Snapshot] = [:]
     /// The object the audio thread runs now. Audio thread only.
     private var current: UInt = 0
+    /// The last snapshot published, and what it was built from. Control side only.
+    private var lastPublished: Snapshot
+    private var waitingBase: Snapshot?
 
     public init(initial: Snapshot, retireCapacity: Int = 64) {
         retired = SPSCQueue(capacity: retireCapacity)
         let bits = Self.bits(initial)
         alive[bits] = initial
         current = bits
+        lastPublished = initial
     }
 
     private static func bits(_ object: Snapshot) -> UInt {
@@ -36,14 +40,49 @@ public final class SnapshotExchange<Snapshot: ChainedSnapshot>: @unchecked Senda
     /// Control side: makes `snapshot` the next one the audio thread picks up.
     /// Not for concurrent use: one control thread (or callers serialised by the owner).
     public func publish(_ snapshot: Snapshot) {
+        publish { _ in snapshot }
+    }
+
+    /// Control side: publishes the snapshot `make` builds from the steady snapshot the audio
+    /// thread will be playing when it picks the new one up — so that a change always starts from
+    /// what is really playing, even when earlier published snapshots were never picked up.
+    ///
+    /// That base is known without asking the audio thread: if the last published snapshot is
+    /// still waiting, the audio thread still plays what that one was built from; if it was picked
+    /// up, it plays (or, after this period's transition, will play) its steady end.
+    public func publish(_ make: (Snapshot) -> Snapshot) {
         collect()
-        var link: Snapshot? = snapshot
-        while let s = link { alive[Self.bits(s)] = s; link = s.successor }
-        let replaced = pending.exchange(Self.bits(snapshot), ordering: .acquiringAndReleasing)
-        if replaced != 0 {
-            // Never picked up: the audio thread did not see it, release it (and its chain) here.
-            var dropped = alive[replaced]
-            while let s = dropped { alive[Self.bits(s)] = nil; dropped = s.successor }
+        while true {
+            let waiting = pending.load(ordering: .acquiring)
+            let base = waiting != 0 ? waitingBase! : Self.steady(lastPublished)
+            let snapshot = make(base)
+            var link: Snapshot? = snapshot
+            while let s = link { alive[Self.bits(s)] = s; link = s.successor }
+            let (swapped, _) = pending.compareExchange(expected: waiting, desired: Self.bits(snapshot),
+                                                       ordering: .acquiringAndReleasing)
+            if swapped {
+                if waiting != 0 { drop(waiting) } // never seen by the audio thread
+                lastPublished = snapshot
+                waitingBase = base
+                return
+            }
+            // The audio thread took `waiting` meanwhile (it only ever takes): start again from it.
+            drop(Self.bits(snapshot))
+        }
+    }
+
+    private static func steady(_ snapshot: Snapshot) -> Snapshot {
+        var s = snapshot
+        while let next = s.successor { s = next }
+        return s
+    }
+
+    /// Releases a snapshot the audio thread never saw, and its chain.
+    private func drop(_ bits: UInt) {
+        var dropped = alive[bits]
+        while let s = dropped {
+            alive[Self.bits(s)] = nil
+            dropped = s.successor
         }
     }
 

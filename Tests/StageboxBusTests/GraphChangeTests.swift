@@ -21,7 +21,8 @@ import Testing
     @Test func connectionsChangeWhileAudioRunsWithoutAClick() throws {
         // A DC input of 0.5, connected and disconnected over and over from another thread while
         // the audio side runs: consecutive output samples may only move by a fade step.
-        let h = EngineHarness()
+        var h = EngineHarness()
+        h.period() // audio is running: from now on every change fades
         let engine = h.engine
         let stop = Atomic<Bool>(false)
         let changes = Atomic<Int>(0)

@@ -1,121 +1,127 @@
+import Synchronization
 import Foundation
 import StageboxClient
 import StageboxProtocol
 import StageboxTestSupport
 import Testing
 
-@Suite(.serialized) struct BusAudioTests {
-    @Test func aSenderReachesAReceiverBitExactAtInt16() throws {
-        let bus = try BusFixture()
-        defer { bus.stop() }
-        let a = try bus.client("player")
-        let b = try bus.client("recorder")
-        let out = try a.addSender(name: "out", channels: 2, format: .int16)
-        let inp = try b.addReceiver(name: "in", channels: 2, format: .int16)
-        try a.connect(from: out.name, to: inp.name)
-        #expect(eventually { out.isConnected && inp.isConnected }, "isConnected follows the connection")
+extension BusTests {
+    @Suite struct BusAudioTests {
+        @Test func aSenderReachesAReceiverBitExactAtInt16() throws {
+            let bus = try BusFixture()
+            defer { bus.stop() }
+            let a = try bus.client("player")
+            let b = try bus.client("recorder")
+            let out = try a.addSender(name: "out", channels: 2, format: .int16)
+            let inp = try b.addReceiver(name: "in", channels: 2, format: .int16)
+            try a.connect(from: out.name, to: inp.name)
+            #expect(eventually { out.isConnected && inp.isConnected }, "isConnected follows the connection")
 
-        // A known 16-bit sequence, sent paced by the bus.
-        let frames = 48000 / 2
-        var x: UInt32 = 99
-        let sent: [Int16] = (0..<(frames * 2)).map { _ in x = x &* 1_664_525 &+ 1_013_904_223; return Int16(truncatingIfNeeded: x >> 16) }
-        let sender = Thread {
-            var offset = 0
-            while offset < frames {
-                let n = min(480, frames - offset)
-                _ = out.waitForSpace(frames: n, timeoutSeconds: 2)
-                sent.withUnsafeBufferPointer { out.send(int16: $0.baseAddress! + offset * 2, frames: n) }
-                offset += n
+            // A known 16-bit sequence, sent paced by the bus.
+            let frames = 48000 / 2
+            var x: UInt32 = 99
+            let sent: [Int16] = (0..<(frames * 2)).map { _ in x = x &* 1_664_525 &+ 1_013_904_223; return Int16(truncatingIfNeeded: x >> 16) }
+            let sender = Thread {
+                var offset = 0
+                while offset < frames {
+                    let n = min(480, frames - offset)
+                    _ = out.waitForSpace(frames: n, timeoutSeconds: 2)
+                    sent.withUnsafeBufferPointer { out.send(int16: $0.baseAddress! + offset * 2, frames: n) }
+                    offset += n
+                }
             }
+            sender.start()
+            var received = [Int16](repeating: 0, count: (frames + 48000 / 4) * 2)
+            var done = 0
+            while done < received.count / 2 {
+                guard inp.waitForData(frames: 64, timeoutSeconds: 2) else { break }
+                received.withUnsafeMutableBufferPointer { _ = inp.receive(int16: $0.baseAddress! + done * 2, frames: 64) }
+                done += 64
+            }
+            // The audio starts after however many periods of silence came first.
+            let start = (0..<(received.count / 2)).first { received[$0 * 2] != 0 || received[$0 * 2 + 1] != 0 } ?? 0
+            let aligned = Array(received[(start * 2)...].prefix(sent.count))
+            #expect(firstDifference(aligned, sent) == nil)
+            #expect(out.ratio == 1 && inp.ratio == 1, "equal rates and a bus-paced sender: no resampling")
         }
-        sender.start()
-        var received = [Int16](repeating: 0, count: (frames + 48000 / 4) * 2)
-        var done = 0
-        while done < received.count / 2 {
-            guard inp.waitForData(frames: 64, timeoutSeconds: 2) else { break }
-            received.withUnsafeMutableBufferPointer { _ = inp.receive(int16: $0.baseAddress! + done * 2, frames: 64) }
-            done += 64
-        }
-        // The audio starts after however many periods of silence came first.
-        let start = (0..<(received.count / 2)).first { received[$0 * 2] != 0 || received[$0 * 2 + 1] != 0 } ?? 0
-        let aligned = Array(received[(start * 2)...].prefix(sent.count))
-        #expect(firstDifference(aligned, sent) == nil)
-        #expect(out.ratio == 1 && inp.ratio == 1, "equal rates and a bus-paced sender: no resampling")
-    }
 
-    @Test func twoSendersMixAndMuteSilences() throws {
-        let bus = try BusFixture()
-        defer { bus.stop() }
-        let c = try bus.client("mixer")
-        let s1 = try c.addSender(name: "a", channels: 1)
-        let s2 = try c.addSender(name: "b", channels: 1)
-        let r = try c.addReceiver(name: "mix", channels: 1)
-        try c.connect(from: s1.name, to: r.name)
-        try c.connect(from: s2.name, to: r.name)
-        let feeding = Feeder([(s1, 0.25), (s2, 0.5)])
-        defer { feeding.stop() }
-        _ = collect(r, frames: 4800) // settle
-        let mixed = collect(r, frames: 4800)
-        #expect(mixed.filter { abs($0 - 0.75) < 1e-6 }.count > 4000, "the receiver gets the mix")
-        try c.setMuted(s2.name, true)
-        #expect(eventually { s2.isMuted })
-        _ = collect(r, frames: 2400)
-        let muted = collect(r, frames: 4800)
-        #expect(muted.filter { abs($0 - 0.25) < 1e-6 }.count > 4000, "a muted sender is silent")
-    }
-
-    @Test func aFilterProcessesInPlace() throws {
-        let bus = try BusFixture()
-        defer { bus.stop() }
-        let c = try bus.client("fx")
-        let s = try c.addSender(name: "src", channels: 1)
-        let f = try c.addFilter(name: "half", channels: 1) { samples, frames, _ in
-            for i in 0..<frames { samples[i] *= 0.5 }
+        @Test func twoSendersMixAndMuteSilences() throws {
+            let bus = try BusFixture()
+            defer { bus.stop() }
+            let c = try bus.client("mixer")
+            let s1 = try c.addSender(name: "a", channels: 1)
+            let s2 = try c.addSender(name: "b", channels: 1)
+            let r = try c.addReceiver(name: "mix", channels: 1)
+            try c.connect(from: s1.name, to: r.name)
+            try c.connect(from: s2.name, to: r.name)
+            let feeding = Feeder([(s1, 0.25), (s2, 0.5)])
+            defer { feeding.stop() }
+            _ = collect(r, frames: 4800) // settle
+            let mixed = collect(r, frames: 4800)
+            #expect(mixed.filter { abs($0 - 0.75) < 1e-6 }.count > 4000, "the receiver gets the mix")
+            try c.setMuted(s2.name, true)
+            #expect(eventually { s2.isMuted })
+            _ = collect(r, frames: 2400)
+            let muted = collect(r, frames: 4800)
+            #expect(muted.filter { abs($0 - 0.25) < 1e-6 }.count > 4000, "a muted sender is silent")
         }
-        let r = try c.addReceiver(name: "sink", channels: 1)
-        try c.connect(from: s.name, to: f.name)
-        try c.connect(from: f.name, to: r.name)
-        let feeding = Feeder([(s, 0.5)])
-        defer { feeding.stop() }
-        _ = collect(r, frames: 4800)
-        let got = collect(r, frames: 4800)
-        #expect(got.filter { abs($0 - 0.25) < 1e-6 }.count > 4000, "processed by the filter: 0.5 × 0.5")
-        _ = f
-    }
 
-    @Test func aFilterThatMissesItsDeadlineIsBypassedAndTheAudioKeepsRunning() throws {
-        let bus = try BusFixture()
-        defer { bus.stop() }
-        let c = try bus.client("slowfx")
-        let s = try c.addSender(name: "src", channels: 1)
-        let f = try c.addFilter(name: "slow", channels: 1) { samples, frames, _ in
-            usleep(20_000) // far past a quarter of a 1.33 ms period
-            for i in 0..<frames { samples[i] = 0 }
+        @Test func aFilterProcessesInPlace() throws {
+            let bus = try BusFixture()
+            defer { bus.stop() }
+            let c = try bus.client("fx")
+            let s = try c.addSender(name: "src", channels: 1)
+            let f = try c.addFilter(name: "half", channels: 1) { samples, frames, _ in
+                for i in 0..<frames { samples[i] *= 0.5 }
+            }
+            let r = try c.addReceiver(name: "sink", channels: 1)
+            try c.connect(from: s.name, to: f.name)
+            try c.connect(from: f.name, to: r.name)
+            let feeding = Feeder([(s, 0.5)])
+            defer { feeding.stop() }
+            _ = collect(r, frames: 4800)
+            let got = collect(r, frames: 4800)
+            #expect(got.filter { abs($0 - 0.25) < 1e-6 }.count > 4000, "processed by the filter: 0.5 × 0.5")
+            _ = f
         }
-        let r = try c.addReceiver(name: "sink", channels: 1)
-        try c.connect(from: s.name, to: f.name)
-        try c.connect(from: f.name, to: r.name)
-        let feeding = Feeder([(s, 0.5)])
-        defer { feeding.stop() }
-        let before = bus.periods
-        _ = collect(r, frames: 9600)
-        let got = collect(r, frames: 9600)
-        let after = bus.periods
-        #expect(after - before >= 250, "the audio kept running: \(after - before) periods")
-        #expect(got.filter { abs($0 - 0.5) < 1e-6 }.count > 9000, "bypassed: the input passes unprocessed")
-        let record = bus.server.clients.first { $0.name == "slowfx" }?.ports.first { $0.name == f.name }
-        #expect((record?.counters.deadlineMisses.load(ordering: .relaxed) ?? 0) > 0)
-        #expect(record?.counters.late.load(ordering: .relaxed) == true, "marked late after repeated misses")
+
+        @Test func aFilterThatMissesItsDeadlineIsBypassedAndTheAudioKeepsRunning() throws {
+            let bus = try BusFixture()
+            defer { bus.stop() }
+            let c = try bus.client("slowfx")
+            let s = try c.addSender(name: "src", channels: 1)
+            let f = try c.addFilter(name: "slow", channels: 1) { samples, frames, _ in
+                usleep(20_000) // far past a quarter of a 1.33 ms period
+                for i in 0..<frames { samples[i] = 0 }
+            }
+            let r = try c.addReceiver(name: "sink", channels: 1)
+            try c.connect(from: s.name, to: f.name)
+            try c.connect(from: f.name, to: r.name)
+            let feeding = Feeder([(s, 0.5)])
+            defer { feeding.stop() }
+            let before = bus.periods
+            _ = collect(r, frames: 9600)
+            let got = collect(r, frames: 9600)
+            let after = bus.periods
+            #expect(after - before >= 250, "the audio kept running: \(after - before) periods")
+            #expect(got.filter { abs($0 - 0.5) < 1e-6 }.count > 9000, "bypassed: the input passes unprocessed")
+            let record = bus.server.clients.first { $0.name == "slowfx" }?.ports.first { $0.name == f.name }
+            #expect((record?.counters.deadlineMisses.load(ordering: .relaxed) ?? 0) > 0)
+            #expect(record?.counters.late.load(ordering: .relaxed) == true, "marked late after repeated misses")
+        }
     }
 }
 
 /// Keeps senders fed with constants, paced by the bus, on a thread of its own.
 final class Feeder: @unchecked Sendable {
     private let box = StopBox()
+    private let finished = DispatchSemaphore(value: 0)
 
     init(_ senders: [(SenderPort, Float)]) {
         let box = self.box
+        let finished = self.finished
         Thread {
+            defer { finished.signal() }
             let blocks = senders.map { [Float](repeating: $0.1, count: 256 * $0.0.channels) }
             while !box.stopped {
                 for (i, (s, _)) in senders.enumerated() where s.waitForSpace(frames: 256, timeoutSeconds: 0.1) {
@@ -127,10 +133,14 @@ final class Feeder: @unchecked Sendable {
 
     func stop() {
         box.stopped = true
-        usleep(150_000)
+        finished.wait()
     }
 }
 
-final class StopBox: @unchecked Sendable {
-    var stopped = false
+final class StopBox: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var stopped: Bool {
+        get { flag.load(ordering: .relaxed) }
+        set { flag.store(newValue, ordering: .relaxed) }
+    }
 }

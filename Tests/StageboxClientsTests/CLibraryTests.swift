@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import StageboxClient
 import StageboxTestSupport
@@ -44,45 +45,52 @@ enum CExamples {
     }
 }
 
-@Suite(.serialized) struct CLibraryTests {
-    @Test func aCSenderReachesASwiftReceiverBitExact() throws {
-        let program = try CExamples.build("send_sequence")
-        defer { try? FileManager.default.removeItem(atPath: program) }
-        let bus = try BusFixture()
-        defer { bus.stop() }
-        let client = try bus.client("swiftrec")
-        let port = try client.addReceiver(name: "in", channels: 2, format: .int16)
-        let frames = 24000
-        let result = Atomic2()
-        let sender = Thread { result.value = try? CExamples.run(program, [bus.socketPath, port.name, "\(frames)"]) }
-        sender.start()
-        var received = [Int16](repeating: 0, count: (frames + 24000) * 2)
-        var done = 0
-        while done < received.count / 2 {
-            guard port.waitForData(frames: 64, timeoutSeconds: 3) else { break }
-            received.withUnsafeMutableBufferPointer { _ = port.receive(int16: $0.baseAddress! + done * 2, frames: 64) }
-            done += 64
+extension BusTests {
+    @Suite struct CLibraryTests {
+        @Test func aCSenderReachesASwiftReceiverBitExact() throws {
+            let program = try CExamples.build("send_sequence")
+            defer { try? FileManager.default.removeItem(atPath: program) }
+            let bus = try BusFixture()
+            defer { bus.stop() }
+            let client = try bus.client("swiftrec")
+            let port = try client.addReceiver(name: "in", channels: 2, format: .int16)
+            let frames = 24000
+            let result = Atomic2()
+            let sender = Thread { result.value = try? CExamples.run(program, [bus.socketPath, port.name, "\(frames)"]) }
+            sender.start()
+            var received = [Int16](repeating: 0, count: (frames + 24000) * 2)
+            var done = 0
+            while done < received.count / 2 {
+                guard port.waitForData(frames: 64, timeoutSeconds: 3) else { break }
+                received.withUnsafeMutableBufferPointer { _ = port.receive(int16: $0.baseAddress! + done * 2, frames: 64) }
+                done += 64
+            }
+            #expect(eventually(10) { result.value != nil })
+            #expect(result.value?.status == 0, "\(result.value?.output ?? "")")
+            var x: UInt32 = 99
+            let expected: [Int16] = (0..<(frames * 2)).map { _ in x = x &* 1_664_525 &+ 1_013_904_223; return Int16(truncatingIfNeeded: x >> 16) }
+            let start = (0..<(received.count / 2)).first { received[$0 * 2] != 0 || received[$0 * 2 + 1] != 0 } ?? 0
+            #expect(firstDifference(Array(received[(start * 2)...].prefix(expected.count)), expected) == nil)
         }
-        #expect(eventually(10) { result.value != nil })
-        #expect(result.value?.status == 0, "\(result.value?.output ?? "")")
-        var x: UInt32 = 99
-        let expected: [Int16] = (0..<(frames * 2)).map { _ in x = x &* 1_664_525 &+ 1_013_904_223; return Int16(truncatingIfNeeded: x >> 16) }
-        let start = (0..<(received.count / 2)).first { received[$0 * 2] != 0 || received[$0 * 2 + 1] != 0 } ?? 0
-        #expect(firstDifference(Array(received[(start * 2)...].prefix(expected.count)), expected) == nil)
-    }
 
-    @Test func theVonageAndAgoraShapesWorkFromC() throws {
-        let program = try CExamples.build("vonage_agora")
-        defer { try? FileManager.default.removeItem(atPath: program) }
-        let bus = try BusFixture()
-        defer { bus.stop() }
-        let r = try CExamples.run(program, [bus.socketPath, "2"])
-        #expect(r.status == 0, "\(r.output)")
-        #expect(r.output.contains("pull ok"))
-        #expect(bus.engine.ports.count == 3, "the C client's ports left with it")
+        @Test func theVonageAndAgoraShapesWorkFromC() throws {
+            let program = try CExamples.build("vonage_agora")
+            defer { try? FileManager.default.removeItem(atPath: program) }
+            let bus = try BusFixture()
+            defer { bus.stop() }
+            let r = try CExamples.run(program, [bus.socketPath, "2"])
+            #expect(r.status == 0, "\(r.output)")
+            #expect(r.output.contains("pull ok"))
+            #expect(bus.engine.ports.count == 3, "the C client's ports left with it")
+        }
     }
 }
 
-final class Atomic2: @unchecked Sendable {
-    var value: (status: Int32, output: String)?
+/// The C program's result, written by the thread that ran it.
+final class Atomic2: Sendable {
+    private let slot = Mutex<(status: Int32, output: String)?>(nil)
+    var value: (status: Int32, output: String)? {
+        get { slot.withLock { $0 } }
+        set { slot.withLock { $0 = newValue } }
+    }
 }
