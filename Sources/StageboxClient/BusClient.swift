@@ -38,7 +38,10 @@ public final class BusClient: @unchecked Sendable {
     /// Leaves the bus; every port of this client disappears.
     public func close() {
         guard running.exchange(false, ordering: .relaxed) else { return }
-        if let r = refresher { pthread_join(r, nil) }
+        if let r = refresher {
+            // The last reference may be dropped on the refresher thread itself.
+            if pthread_equal(r, pthread_self()) != 0 { pthread_detach(r) } else { pthread_join(r, nil) }
+        }
         connection.disconnect()
     }
 
@@ -140,11 +143,12 @@ public final class BusClient: @unchecked Sendable {
     /// Requests cannot be made from the reader thread (it delivers their answers), so a small
     /// thread of its own keeps the connection state fresh after events.
     private func startRefresher() {
-        let box = Unmanaged.passUnretained(self).toOpaque()
+        // Weak: the refresher must not keep the client alive; it ends when the client closes.
+        let box = Unmanaged.passRetained(WeakClient(self)).toOpaque()
         var tid = pthread_t()
         pthread_create(&tid, nil, { arg in
-            let me = Unmanaged<BusClient>.fromOpaque(arg!).takeUnretainedValue()
-            while me.running.load(ordering: .relaxed) {
+            let weak = Unmanaged<WeakClient>.fromOpaque(arg!).takeRetainedValue()
+            while let me = weak.client, me.running.load(ordering: .relaxed) {
                 if me.refresh.exchange(false, ordering: .relaxed) { me.refreshConnections() }
                 usleep(5000)
             }
@@ -163,6 +167,11 @@ public final class BusClient: @unchecked Sendable {
             }
         }
     }
+}
+
+private final class WeakClient: @unchecked Sendable {
+    weak var client: BusClient?
+    init(_ client: BusClient) { self.client = client }
 }
 
 /// What a real-time thread may read about a port without a lock.

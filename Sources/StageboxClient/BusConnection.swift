@@ -76,11 +76,14 @@ public final class BusConnection: @unchecked Sendable {
         do throws(BusClientError) {
             (answer, _) = try request(.hello(clientName: name, version: busProtocolVersion), timeoutSeconds: timeoutSeconds)
         } catch {
-            disconnect() // a failed init does not run deinit: close the socket and stop the reader here
+            // A failed init does not run deinit: stop the reader and close the socket here.
+            disconnect()
+            close(fd)
             throw error
         }
         guard case let .welcome(version, rate, period, _) = answer else {
             disconnect()
+            close(fd)
             throw .connection("unexpected answer to hello: \(answer)")
         }
         serverVersion = version
@@ -88,14 +91,20 @@ public final class BusConnection: @unchecked Sendable {
         self.period = period
     }
 
-    deinit { disconnect() }
+    deinit {
+        disconnect()
+        close(fd)
+    }
 
     /// Closes the connection: the server removes this client's ports.
     public func disconnect() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         shutdown(fd, Int32(SHUT_RDWR))
-        if let r = reader { pthread_join(r, nil) }
-        close(fd)
+        if let r = reader {
+            // An event handler may drop the last reference to its client, and so call this on
+            // the reader thread itself: that thread then ends on its own after the handler.
+            if pthread_equal(r, pthread_self()) != 0 { pthread_detach(r) } else { pthread_join(r, nil) }
+        }
         for (_, fds) in state.withLock({ $0.answers.values }) { fds.forEach { close($0) } }
     }
 
@@ -126,11 +135,13 @@ public final class BusConnection: @unchecked Sendable {
         }
     }
 
+    /// The reader thread keeps the connection alive while it runs, so a handler that releases
+    /// the last outside reference cannot pull the object from under it.
     private func startReader() {
-        let box = Unmanaged.passUnretained(self).toOpaque()
+        let box = Unmanaged.passRetained(self).toOpaque()
         var tid = pthread_t()
         pthread_create(&tid, nil, { arg in
-            Unmanaged<BusConnection>.fromOpaque(arg!).takeUnretainedValue().readLoop()
+            Unmanaged<BusConnection>.fromOpaque(arg!).takeRetainedValue().readLoop()
             return nil
         }, box)
         reader = tid
@@ -140,7 +151,7 @@ public final class BusConnection: @unchecked Sendable {
         var inbound: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         var pendingFDs: [Int32] = []
-        while true {
+        while !closed.load(ordering: .relaxed) {
             var fds = [Int32](repeating: -1, count: 8)
             var count: Int32 = 0
             let n = buffer.withUnsafeMutableBytes { raw in

@@ -58,8 +58,7 @@ public final class ReceiverPort: @unchecked Sendable {
     public func receive(into samples: UnsafeMutablePointer<Float>, frames: Int) -> Bool {
         if !primed {
             // Start (and restart after an underrun) with a cushion against the program's jitter.
-            let cushion = Int(Double(2 * frames) / adapter.nominalRatio) + 2 * chunk
-            guard ring.available >= cushion else {
+            guard ring.available >= cushion(for: frames) else {
                 samples.update(repeating: 0, count: frames * channels)
                 return false
             }
@@ -115,9 +114,16 @@ public final class ReceiverPort: @unchecked Sendable {
         return ok
     }
 
-    /// Waits until the bus has delivered at least `frames` program frames' worth, or the timeout.
+    /// Bus frames to wait for before reading starts: two requests plus two periods.
+    private func cushion(for frames: Int) -> Int {
+        Int(Double(2 * frames) / adapter.nominalRatio) + 2 * chunk
+    }
+
+    /// Waits until `receive` of `frames` frames would find them all (the first time, also the
+    /// start cushion), or the timeout passes.
     public func waitForData(frames: Int, timeoutSeconds: Double) -> Bool {
-        let need = Int((Double(frames) / adapter.nominalRatio).rounded(.up))
+        var need = Int((Double(frames) / adapter.nominalRatio).rounded(.up))
+        if !primed { need = max(need, cushion(for: frames)) }
         let deadline = monotonicSeconds() + timeoutSeconds
         while ring.available + Int(Double(fifoFrames) / adapter.nominalRatio) < need {
             let left = deadline - monotonicSeconds()

@@ -2,8 +2,9 @@ import StageboxBus
 import StageboxProtocol
 
 extension BusServer {
-    /// Frames a client ring holds: room for several 10 ms client frames and many periods.
-    var ringFrames: Int { max(8192, 16 * period) }
+    /// Frames a client ring holds: 340 ms at 48 kHz, so that a client on a busy machine can be
+    /// kept from running for a while without a gap (a ring only holds what the client keeps in it).
+    var ringFrames: Int { max(16384, 32 * period) }
 
     func createPort(_ request: PortRequest, client: String, session: ClientSession, id: UInt32) {
         guard session.ports.count < settings.maxPortsPerClient else {

@@ -21,8 +21,9 @@ public final class SnapshotExchange<Snapshot: ChainedSnapshot>: @unchecked Senda
     private var alive: [UInt: Snapshot] = [:]
     /// The object the audio thread runs now. Audio thread only.
     private var current: UInt = 0
-    /// The last snapshot published, and what it was built from. Control side only.
-    private var lastPublished: Snapshot
+    /// The steady end of the last snapshot published, and what a still waiting one was built
+    /// from. Control side only; steady snapshots only, so nothing a change removed stays alive.
+    private var lastSteady: Snapshot
     private var waitingBase: Snapshot?
 
     public init(initial: Snapshot, retireCapacity: Int = 64) {
@@ -30,7 +31,7 @@ public final class SnapshotExchange<Snapshot: ChainedSnapshot>: @unchecked Senda
         let bits = Self.bits(initial)
         alive[bits] = initial
         current = bits
-        lastPublished = initial
+        lastSteady = initial
     }
 
     private static func bits(_ object: Snapshot) -> UInt {
@@ -54,7 +55,7 @@ public final class SnapshotExchange<Snapshot: ChainedSnapshot>: @unchecked Senda
         collect()
         while true {
             let waiting = pending.load(ordering: .acquiring)
-            let base = waiting != 0 ? waitingBase! : Self.steady(lastPublished)
+            let base = waiting != 0 ? waitingBase! : lastSteady
             let snapshot = make(base)
             var link: Snapshot? = snapshot
             while let s = link { alive[Self.bits(s)] = s; link = s.successor }
@@ -62,7 +63,7 @@ public final class SnapshotExchange<Snapshot: ChainedSnapshot>: @unchecked Senda
                                                        ordering: .acquiringAndReleasing)
             if swapped {
                 if waiting != 0 { drop(waiting) } // never seen by the audio thread
-                lastPublished = snapshot
+                lastSteady = Self.steady(snapshot)
                 waitingBase = base
                 return
             }
@@ -89,6 +90,8 @@ public final class SnapshotExchange<Snapshot: ChainedSnapshot>: @unchecked Senda
     /// Control side: releases what the audio thread has retired.
     public func collect() {
         while let bits = retired.pop() { alive[bits] = nil }
+        // Once picked up, what the waiting snapshot was built from is history.
+        if pending.load(ordering: .acquiring) == 0 { waitingBase = nil }
     }
 
     /// Audio side: the snapshot to run this period, switching to a newly published one.

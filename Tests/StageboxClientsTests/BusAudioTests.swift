@@ -34,9 +34,10 @@ extension BusTests {
             var received = [Int16](repeating: 0, count: (frames + 48000 / 4) * 2)
             var done = 0
             while done < received.count / 2 {
-                guard inp.waitForData(frames: 64, timeoutSeconds: 2) else { break }
-                received.withUnsafeMutableBufferPointer { _ = inp.receive(int16: $0.baseAddress! + done * 2, frames: 64) }
-                done += 64
+                let n = min(64, received.count / 2 - done)
+                guard inp.waitForData(frames: n, timeoutSeconds: 2) else { break }
+                received.withUnsafeMutableBufferPointer { _ = inp.receive(int16: $0.baseAddress! + done * 2, frames: n) }
+                done += n
             }
             // The audio starts after however many periods of silence came first.
             let start = (0..<(received.count / 2)).first { received[$0 * 2] != 0 || received[$0 * 2 + 1] != 0 } ?? 0

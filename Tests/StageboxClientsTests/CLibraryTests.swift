@@ -39,7 +39,7 @@ enum CExamples {
         p.standardOutput = pipe
         p.standardError = pipe
         try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let data = readToEnd(pipe.fileHandleForReading.fileDescriptor)
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
     }
@@ -61,9 +61,10 @@ extension BusTests {
             var received = [Int16](repeating: 0, count: (frames + 24000) * 2)
             var done = 0
             while done < received.count / 2 {
-                guard port.waitForData(frames: 64, timeoutSeconds: 3) else { break }
-                received.withUnsafeMutableBufferPointer { _ = port.receive(int16: $0.baseAddress! + done * 2, frames: 64) }
-                done += 64
+                let n = min(64, received.count / 2 - done)
+                guard port.waitForData(frames: n, timeoutSeconds: 3) else { break }
+                received.withUnsafeMutableBufferPointer { _ = port.receive(int16: $0.baseAddress! + done * 2, frames: n) }
+                done += n
             }
             #expect(eventually(10) { result.value != nil })
             #expect(result.value?.status == 0, "\(result.value?.output ?? "")")

@@ -1,3 +1,4 @@
+import StageboxTestSupport
 import Foundation
 import Testing
 
@@ -16,7 +17,7 @@ import Testing
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = readTextToEnd(out.fileHandleForReading.fileDescriptor)
         process.waitUntilExit()
         print("allocation test: \(text)")
         #expect(text.hasPrefix("allocations=0 "), "\(text)")

@@ -41,7 +41,7 @@ final class SimulatedBoard {
         process.interrupt()
         process.waitUntilExit()
         scratch.remove()
-        return String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return readTextToEnd(log.fileHandleForReading.fileDescriptor)
     }
 }
 

@@ -91,7 +91,7 @@ import Testing
         Thread.sleep(forTimeInterval: 1.0)
         process.interrupt()
         process.waitUntilExit()
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let log = readTextToEnd(err.fileHandleForReading.fileDescriptor)
         #expect(process.terminationStatus == 0, "SIGINT stops it cleanly")
         #expect(log.contains("cannot open capture device 'nosuchdevice'"))
         #expect(log.contains("trying again in 100 ms") && log.contains("trying again in 200 ms"), "\(log)")

@@ -1,3 +1,4 @@
+import StageboxTestSupport
 import Foundation
 
 /// Runs the `stagebox` binary built next to the test bundle.
@@ -29,11 +30,11 @@ struct StageboxProcess {
         try process.run()
         // Read both pipes to the end before waiting, so a chatty child cannot block on a full pipe.
         let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
+        nonisolated(unsafe) var outData = [UInt8](), errData = [UInt8]()
         group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        DispatchQueue.global().async { outData = readToEnd(out.fileHandleForReading.fileDescriptor); group.leave() }
         group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        DispatchQueue.global().async { errData = readToEnd(err.fileHandleForReading.fileDescriptor); group.leave() }
         if group.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
             group.wait()
