@@ -6,16 +6,11 @@ import StageboxRealtime
 /// A snapshot built for a graph change fades the connections that come and go over one
 /// period and names the steady snapshot that follows as its successor.
 final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
-    struct Input {
-        let source: Port
-        let mapping: ChannelMapping
-        let startGain: Float
-        let endGain: Float
-    }
+    typealias Input = PortInput
 
     struct Node {
         let port: Port
-        let inputs: [Input]
+        let inputs: [PortInput]
     }
 
     let nodes: [Node]
@@ -47,13 +42,11 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
             case .filter, .receiver:
                 buffer.clear(frames: frames)
                 let inputs = node.inputs
-                for i in 0..<inputs.count {
-                    let input = inputs[i]
-                    input.mapping.mix(input.source.buffer, into: buffer, frames: frames,
-                                      startGain: input.startGain, endGain: input.endGain)
-                }
+                for i in 0..<inputs.count { inputs[i].mix(into: buffer, frames: frames) }
                 // An unconnected filter is left out of the signal path.
-                if port.descriptor.kind == .receiver || !node.inputs.isEmpty {
+                if let separate = port.separateInputs {
+                    separate.process(inputs: node.inputs, frames: frames, cycle: cycle)
+                } else if port.descriptor.kind == .receiver || !node.inputs.isEmpty {
                     port.processor?.process(buffer, frames: frames, cycle: cycle)
                 }
             }
@@ -122,7 +115,9 @@ enum GraphPlanner {
         for e in oldSet.subtracting(newSet) { fades[e] = (1, 0) }
         var ports = oldPorts
         for p in newPorts where !ports.contains(where: { $0 === p }) { ports.append(p) }
-        let edges = oldEdges + newEdges.filter { !oldSet.contains($0) }
+        // The new graph's order first, then what fades out: a receiver that takes its sources
+        // separately keeps each source in the same place through the change.
+        let edges = newEdges + oldEdges.filter { !newSet.contains($0) }
         return snapshot(ports: ports, edges: edges, fades: fades, successor: steady)
     }
 }

@@ -24,12 +24,35 @@ public protocol PortProcessor: AnyObject, Sendable {
     func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo)
 }
 
+/// One source of a port's input in this period: its audio and how it maps and fades in.
+public struct PortInput {
+    public let source: Port
+    public let mapping: ChannelMapping
+    public let startGain: Float
+    public let endGain: Float
+
+    /// Adds this source into `destination` (mapped, with its fade) for `frames` frames.
+    @inline(__always)
+    public func mix(into destination: AudioBuffer, frames: Int) {
+        mapping.mix(source.buffer, into: destination, frames: frames, startGain: startGain, endGain: endGain)
+    }
+}
+
+/// A receiver that takes each source apart instead of their mix (Audiobus's separate streams).
+public protocol SeparateInputsProcessor: PortProcessor {
+    /// Called on the audio thread instead of `process`, with the port's sources in order:
+    /// the order of its connections, then any that fade out in this period.
+    func process(inputs: [PortInput], frames: Int, cycle: CycleInfo)
+}
+
 /// A port on the bus: its description, its buffer, and its processor.
 public final class Port: @unchecked Sendable {
     public let descriptor: PortDescriptor
     /// A sender's or filter's output; a receiver's mixed input.
     public let buffer: AudioBuffer
     let processor: PortProcessor?
+    /// The processor again when it takes its sources apart (decided once, off the audio thread).
+    let separateInputs: SeparateInputsProcessor?
     /// Muted ports put out silence (faded over one period).
     let muted = Atomic<Bool>(false)
     /// The gain the audio thread applied at the end of the last period.
@@ -39,6 +62,7 @@ public final class Port: @unchecked Sendable {
         self.descriptor = descriptor
         self.buffer = AudioBuffer(channels: descriptor.channels, capacity: capacity)
         self.processor = processor
+        self.separateInputs = processor as? SeparateInputsProcessor
     }
 
     public var isMuted: Bool { muted.load(ordering: .relaxed) }

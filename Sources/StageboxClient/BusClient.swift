@@ -64,10 +64,13 @@ public final class BusClient: @unchecked Sendable {
         return try SenderPort(client: self, info: info, fds: fds, sampleRate: sampleRate ?? self.sampleRate)
     }
 
+    /// A receiver. With `separateStreams`, it takes each connected source apart (at the bus rate)
+    /// through `receiveInterval`, instead of their mix.
     public func addReceiver(name: String, title: String = "", channels: Int, sampleRate: Int? = nil,
-                            format: WireFormat = .float32) throws(BusClientError) -> ReceiverPort {
+                            format: WireFormat = .float32, separateStreams: Bool = false) throws(BusClientError) -> ReceiverPort {
         let (info, fds) = try createPort(PortRequest(name: name, title: title, kind: .receiver, channels: channels,
-                                                     format: format, sampleRate: sampleRate ?? self.sampleRate))
+                                                     format: format, sampleRate: sampleRate ?? self.sampleRate,
+                                                     receiverMode: separateStreams ? .separate : .mixed))
         return try ReceiverPort(client: self, info: info, fds: fds, sampleRate: sampleRate ?? self.sampleRate)
     }
 

@@ -38,7 +38,7 @@ public final class ReceiverPort: @unchecked Sendable {
         let busRate = client.sampleRate
         adapter = RateAdapter(channels: channels, nominalRatio: Double(sampleRate) / Double(busRate),
                               band: Double(max(4 * client.period, busRate / 100)))
-        busBlock = [Float](repeating: 0, count: chunk * channels)
+        busBlock = [Float](repeating: 0, count: chunk * ring.channels)
         fifo = [Float](repeating: 0, count: 16384 * channels)
         integers = [Float](repeating: 0, count: 8192 * channels)
     }
@@ -112,6 +112,31 @@ public final class ReceiverPort: @unchecked Sendable {
             offset += n
         }
         return ok
+    }
+
+    // MARK: Separate streams
+
+    /// Whether the port takes its sources apart (see `BusClient.addReceiver(separateStreams:)`).
+    public var isSeparate: Bool { ring.channels > channels }
+
+    /// The sources connected to a separate-streams port, by slot ("" for an empty slot).
+    public var sourceSlots: [String] { ring.sourceNames() }
+
+    /// Separate streams: takes one interval (one bus period) off the bus and hands each
+    /// connected source's audio to `body` (interleaved, the port's channel count); returning is
+    /// the end-of-interval mark. False when no whole interval is waiting.
+    public func receiveInterval(_ body: (_ source: String, _ samples: UnsafePointer<Float>, _ frames: Int) -> Void) -> Bool {
+        let stride = ring.channels
+        let got = busBlock.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, frames: chunk) }
+        guard got else { return false }
+        let names = ring.sourceNames()
+        for (slot, name) in names.enumerated() where !name.isEmpty && (slot + 1) * channels <= stride {
+            for i in 0..<chunk {
+                for c in 0..<channels { integers[i * channels + c] = busBlock[i * stride + slot * channels + c] }
+            }
+            integers.withUnsafeBufferPointer { body(name, $0.baseAddress!, chunk) }
+        }
+        return true
     }
 
     /// Bus frames to wait for before reading starts: two requests plus two periods.

@@ -21,8 +21,8 @@ extension BusServer {
         guard (8000...192_000).contains(request.sampleRate) else {
             return reply(session, id, .error(.badRequest, "sample rate \(request.sampleRate) is out of range (8000 to 192000)"))
         }
-        guard request.kind != .receiver || request.receiverMode == .mixed else {
-            return reply(session, id, .error(.refused, "separate streams are not available yet: create one mixed receiver per source"))
+        guard request.kind != .receiver || request.receiverMode == .mixed || request.sampleRate == engine.settings.sampleRate else {
+            return reply(session, id, .error(.refused, "a receiver of separate streams runs at the bus rate (\(engine.settings.sampleRate) Hz)"))
         }
         guard session.ports[full] == nil else { return reply(session, id, .error(.exists, "\(full) already exists")) }
 
@@ -44,7 +44,7 @@ extension BusServer {
         session.ports[full] = ClientPortRecord(
             name: full, kind: "\(request.kind)", channels: request.channels, clientRate: request.sampleRate,
             format: request.format == .int16 ? "int16" : "float32", rings: rings.map { SharedRingHandle(ring: $0) },
-            counters: counters)
+            counters: counters, separate: request.kind == .receiver && request.receiverMode == .separate)
         publish()
         let info = PortInfo(name: full, title: request.title, kind: request.kind, channels: request.channels,
                             muted: false, owner: client)
@@ -63,6 +63,12 @@ extension BusServer {
             let ring = try SharedRing.create(name: name, channels: request.channels, capacity: frames)
             let wake = try EventFD()
             return (ClientSenderProcessor(ring: ring, wake: wake), [ring], [wake])
+        case .receiver where request.receiverMode == .separate:
+            let ring = try SharedRing.create(name: name, channels: request.channels * SharedRing.sourceSlots,
+                                             capacity: frames)
+            let wake = try EventFD()
+            return (ClientSeparateReceiverProcessor(ring: ring, wake: wake, channels: request.channels,
+                                                    maxFrames: engine.settings.maxFrames), [ring], [wake])
         case .receiver:
             let ring = try SharedRing.create(name: name, channels: request.channels, capacity: frames)
             let wake = try EventFD()
@@ -77,6 +83,19 @@ extension BusServer {
                                                   wakeServer: wakeServer, deadlineNanos: deadline,
                                                   maxFrames: engine.settings.maxFrames, counters: ClientPortCounters())
             return (processor, [toClient, fromClient], [wakeClient, wakeServer])
+        }
+    }
+}
+
+extension BusServer {
+    /// Names the sources of every separate-streams receiver in its ring, in connection order.
+    func nameSeparateSources(_ sessions: [ClientSession]) {
+        let connections = engine.connections
+        for session in sessions {
+            for record in session.ports.values where record.separate {
+                let names = connections.filter { $0.to == record.name }.map(\.from)
+                record.rings.first?.ring.setSourceNames(names)
+            }
         }
     }
 }

@@ -162,6 +162,7 @@ public final class BusServer: @unchecked Sendable {
             fds += polled.map { pollfd(fd: $0.socket, events: Int16(POLLIN), revents: 0) }
             let rc = poll(&fds, nfds_t(fds.count), 100)
             engine.collect()
+            nameSeparateSources(sessions)
             if rc <= 0 { continue }
             if fds[1].revents != 0 {
                 wake.drain()
@@ -232,6 +233,7 @@ public final class BusServer: @unchecked Sendable {
     }
 
     func broadcast(_ event: BusEvent) {
+        if event == .connectionsChanged { nameSeparateSources(sessions) }
         let bytes = ServerMessage.event(event).encoded(requestID: 0)
         for session in sessions where session.name != nil {
             if !session.send(bytes) { end(session, reason: "not reading its socket") }

@@ -25,6 +25,8 @@ public struct ClientPortRecord: Sendable {
     /// Rings in the order audio flows: a filter has two.
     let rings: [SharedRingHandle]
     public let counters: ClientPortCounters
+    /// A receiver that takes its sources apart.
+    public var separate = false
 
     public var underruns: Int { rings.map { $0.ring.underruns }.reduce(0, +) }
     public var overruns: Int { rings.map { $0.ring.overruns }.reduce(0, +) }

@@ -56,6 +56,47 @@ final class ClientReceiverProcessor: PortProcessor, @unchecked Sendable {
     }
 }
 
+/// A client's receiver that takes its sources apart: the ring is `slots` times as wide as the
+/// port, each source in its own group of channels, in the order of the port's connections; the
+/// control side names them in the ring's header. Each period is one interval of the stream.
+final class ClientSeparateReceiverProcessor: SeparateInputsProcessor, @unchecked Sendable {
+    let ring: SharedRing
+    let wake: EventFD
+    private let scratch: AudioBuffer
+    private let wide: UnsafeMutablePointer<Float>
+    private let channels: Int
+
+    init(ring: SharedRing, wake: EventFD, channels: Int, maxFrames: Int) {
+        self.ring = ring
+        self.wake = wake
+        self.channels = channels
+        scratch = AudioBuffer(channels: channels, capacity: maxFrames)
+        wide = .allocate(capacity: maxFrames * ring.channels)
+    }
+
+    deinit { wide.deallocate() }
+
+    func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo) {}
+
+    func process(inputs: [PortInput], frames: Int, cycle: CycleInfo) {
+        let stride = ring.channels
+        wide.update(repeating: 0, count: frames * stride)
+        for slot in 0..<min(inputs.count, SharedRing.sourceSlots) {
+            scratch.clear(frames: frames)
+            inputs[slot].mix(into: scratch, frames: frames)
+            scratch.clamp(frames: frames)
+            for c in 0..<channels {
+                let src = scratch.channel(c)
+                let column = slot * channels + c
+                for i in 0..<frames { wide[i * stride + column] = src[i] }
+            }
+        }
+        ring.write(wide, frames: frames,
+                   timestamp: .init(ringPosition: 0, codecFrame: cycle.framePosition, hostNanos: cycle.hostTimeNanos))
+        wake.signal()
+    }
+}
+
 /// A client's filter in the signal path: the period goes to the client, and the audio thread
 /// waits for the processed period at most `deadlineNanos`. A client that misses the deadline is
 /// bypassed for that period (the audio passes unprocessed); after `lateAfter` misses in a row it

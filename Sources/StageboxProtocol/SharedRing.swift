@@ -243,6 +243,45 @@ public final class SharedRing: @unchecked Sendable {
         }
     }
 
+    // MARK: Sources of a separate-streams receiver
+
+    /// How many sources a separate-streams ring carries side by side.
+    public static let sourceSlots = 8
+    static let namesOffset = 2048
+    static let nameSize = 64
+
+    /// Control side: names the sources in their slots (a seqlock: the generation is odd while
+    /// the table is being written).
+    public func setSourceNames(_ names: [String]) {
+        let generation = base.advanced(by: 232).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self)
+        let gen = UnsafeAtomic<UInt64>(at: generation)
+        gen.wrappingIncrement(ordering: .acquiringAndReleasing)
+        for slot in 0..<Self.sourceSlots {
+            let p = base + Self.namesOffset + slot * Self.nameSize
+            let bytes = slot < names.count ? Array(names[slot].utf8.prefix(Self.nameSize - 1)) : []
+            for (i, b) in bytes.enumerated() { p.storeBytes(of: b, toByteOffset: i, as: UInt8.self) }
+            p.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
+        }
+        gen.wrappingIncrement(ordering: .acquiringAndReleasing)
+    }
+
+    /// The source in each slot (empty: none), read consistently.
+    public func sourceNames() -> [String] {
+        let gen = UnsafeAtomic<UInt64>(at: base.advanced(by: 232).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self))
+        while true {
+            let before = gen.load(ordering: .acquiring)
+            if before % 2 == 1 { continue }
+            var names: [String] = []
+            for slot in 0..<Self.sourceSlots {
+                let p = (base + Self.namesOffset + slot * Self.nameSize).assumingMemoryBound(to: UInt8.self)
+                var n = 0
+                while n < Self.nameSize - 1 && p[n] != 0 { n += 1 }
+                names.append(String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self))
+            }
+            if gen.load(ordering: .acquiring) == before { return names }
+        }
+    }
+
     /// The timestamp of the newest block at or before ring position `position`, if still kept.
     public func timestamp(atOrBefore position: UInt64) -> Timestamp? {
         let written = timestampWrites.load(ordering: .acquiring)

@@ -145,3 +145,42 @@ final class StopBox: Sendable {
         set { flag.store(newValue, ordering: .relaxed) }
     }
 }
+
+extension BusTests {
+    @Suite struct SeparateStreamsTests {
+        @Test func aReceiverGetsEachSourceApartOncePerInterval() throws {
+            let bus = try BusFixture()
+            defer { bus.stop() }
+            let c = try bus.client("sep")
+            let a = try c.addSender(name: "a", channels: 1)
+            let b = try c.addSender(name: "b", channels: 1)
+            let r = try c.addReceiver(name: "multi", channels: 1, separateStreams: true)
+            #expect(r.isSeparate)
+            try c.connect(from: a.name, to: r.name)
+            try c.connect(from: b.name, to: r.name)
+            try c.connect(from: "codec.in", to: r.name) // a stereo source averaged into the mono stream
+            #expect(eventually { r.sourceSlots.prefix(3) == ["sep.a", "sep.b", "codec.in"] }, "\(r.sourceSlots)")
+            let feeding = Feeder([(a, 0.25), (b, -0.5)])
+            defer { feeding.stop() }
+            var seen: [String: [Float]] = [:]
+            var intervals = 0
+            let end = Date().addingTimeInterval(2)
+            while intervals < 400 && Date() < end {
+                if r.receiveInterval({ name, samples, frames in
+                    seen[name, default: []] += Array(UnsafeBufferPointer(start: samples, count: frames))
+                }) {
+                    intervals += 1
+                } else {
+                    _ = r.waitForData(frames: 64, timeoutSeconds: 0.1)
+                }
+            }
+            #expect(intervals >= 400)
+            #expect(Set(seen.keys) == ["sep.a", "sep.b", "codec.in"])
+            #expect((seen["sep.a"] ?? []).suffix(6400).allSatisfy { $0 == 0.25 }, "source a alone")
+            #expect((seen["sep.b"] ?? []).suffix(6400).allSatisfy { $0 == -0.5 }, "source b alone")
+            #expect((seen["codec.in"] ?? []).allSatisfy { $0 == 0 }, "the silent codec inputs")
+            try c.disconnect(from: a.name, to: r.name)
+            #expect(eventually { r.sourceSlots.prefix(2) == ["sep.b", "codec.in"] }, "slots follow the connections")
+        }
+    }
+}
