@@ -23,12 +23,7 @@ public final class ReceiverPort: @unchecked Sendable {
     public private(set) var lastTimestamp: FrameTimestamp?
 
     init(client: BusClient, info: PortInfo, fds: [Int32], sampleRate: Int) throws(BusClientError) {
-        guard fds.count == 2 else { fds.forEach { Glibc_close($0) }; throw .connection("receiver port came with \(fds.count) descriptors, not 2") }
-        do { ring = try SharedRing.map(fileDescriptor: fds[0]) } catch {
-            Glibc_close(fds[1])
-            throw .connection("cannot map the port's shared memory: \(error)")
-        }
-        wake = EventFD(adopting: fds[1])
+        (ring, wake) = try mapRingAndWake(fds, port: "receiver")
         name = info.name
         channels = info.channels
         self.sampleRate = sampleRate

@@ -19,12 +19,7 @@ public final class SenderPort: @unchecked Sendable {
     private var integers: [Float]
 
     init(client: BusClient, info: PortInfo, fds: [Int32], sampleRate: Int) throws(BusClientError) {
-        guard fds.count == 2 else { fds.forEach { Glibc_close($0) }; throw .connection("sender port came with \(fds.count) descriptors, not 2") }
-        do { ring = try SharedRing.map(fileDescriptor: fds[0]) } catch {
-            Glibc_close(fds[1])
-            throw .connection("cannot map the port's shared memory: \(error)")
-        }
-        wake = EventFD(adopting: fds[1])
+        (ring, wake) = try mapRingAndWake(fds, port: "sender")
         name = info.name
         channels = info.channels
         self.sampleRate = sampleRate
@@ -116,3 +111,17 @@ import Musl
 #endif
 
 func Glibc_close(_ fd: Int32) { close(fd) }
+
+/// Maps the ring and adopts the wakeup that came with a sender's or receiver's creation.
+func mapRingAndWake(_ fds: [Int32], port: String) throws(BusClientError) -> (SharedRing, EventFD) {
+    guard fds.count == 2 else {
+        fds.forEach { Glibc_close($0) }
+        throw .connection("\(port) port came with \(fds.count) descriptors, not 2")
+    }
+    do {
+        return (try SharedRing.map(fileDescriptor: fds[0]), EventFD(adopting: fds[1]))
+    } catch {
+        Glibc_close(fds[1])
+        throw .connection("cannot map the port's shared memory: \(error)")
+    }
+}

@@ -141,10 +141,9 @@ public final class SharedRing: @unchecked Sendable {
 
     // MARK: Producer
 
-    /// Writes `frames` interleaved frames. When the ring has no room, the oldest frames are
-    /// dropped to make it, and an overrun is counted. Real-time safe.
-    public func write(_ source: UnsafePointer<Float>, frames: Int, timestamp: Timestamp? = nil) {
-        let n = min(frames, capacity)
+    /// Producer: the write position, after dropping the oldest frames if `n` would not fit.
+    @inline(__always)
+    private func makeRoom(for n: Int) -> UInt64 {
         let w = writePosition.load(ordering: .relaxed)
         var r = readPosition.load(ordering: .acquiring)
         while Int(w &- r) + n > capacity {
@@ -154,6 +153,14 @@ public final class SharedRing: @unchecked Sendable {
             if exchanged { overrunCount.wrappingIncrement(ordering: .relaxed); break }
             r = original
         }
+        return w
+    }
+
+    /// Writes `frames` interleaved frames. When the ring has no room, the oldest frames are
+    /// dropped to make it, and an overrun is counted. Real-time safe.
+    public func write(_ source: UnsafePointer<Float>, frames: Int, timestamp: Timestamp? = nil) {
+        let n = min(frames, capacity)
+        let w = makeRoom(for: n)
         copyIn(source + (frames - n) * channels, at: w, frames: n)
         if let t = timestamp { record(Timestamp(ringPosition: w, codecFrame: t.codecFrame, hostNanos: t.hostNanos)) }
         writePosition.store(w &+ UInt64(n), ordering: .releasing)
@@ -162,15 +169,7 @@ public final class SharedRing: @unchecked Sendable {
     /// Writes `frames` frames from planar channels (`channel(c)` gives channel c's samples).
     public func write(planar channel: (Int) -> UnsafePointer<Float>, frames: Int, timestamp: Timestamp? = nil) {
         let n = min(frames, capacity)
-        let w = writePosition.load(ordering: .relaxed)
-        var r = readPosition.load(ordering: .acquiring)
-        while Int(w &- r) + n > capacity {
-            let newRead = w &+ UInt64(n) &- UInt64(capacity)
-            let (exchanged, original) = readPosition.compareExchange(expected: r, desired: newRead,
-                                                                     ordering: .acquiringAndReleasing)
-            if exchanged { overrunCount.wrappingIncrement(ordering: .relaxed); break }
-            r = original
-        }
+        let w = makeRoom(for: n)
         let start = Int(w % UInt64(capacity))
         for c in 0..<channels {
             let src = channel(c)
