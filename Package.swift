@@ -81,6 +81,7 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], path: "Tests/AllocationProbe"),
         // Runs the built `stagebox` binary as a user would.
+        .testTarget(name: "StageboxConsoleTests", dependencies: ["StageboxConsole"]),
         .testTarget(name: "StageboxClientsTests", dependencies: [
             "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxCodec", "StageboxBus",
             "StageboxControls", "StageboxRealtime", "StageboxTestSupport",
