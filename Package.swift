@@ -31,7 +31,9 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // The engine: ports, connections, graph snapshots, mixing; processes one period.
-        .target(name: "StageboxBus", dependencies: ["StageboxRealtime"]),
+        .target(name: "StageboxBus", dependencies: [
+            "StageboxRealtime", .product(name: "Atomics", package: "swift-atomics"),
+        ]),
         // WAV and other audio files through libsndfile.
         .target(name: "StageboxAudioFiles", dependencies: ["CSndFile"]),
         // Drivers around the engine: ALSA mmap codec loop, offline (WAV) and simulated board.

@@ -91,6 +91,13 @@ public final class Engine: @unchecked Sendable {
         control.withLock { $0.connections }
     }
 
+    /// The meter of `name`: peak and RMS per channel.
+    public func meter(_ name: String) throws(BusError) -> PortMeter {
+        let port = control.withLock { state in state.ports.first { $0.descriptor.name == name } }
+        guard let port else { throw .noSuchPort(name) }
+        return port.meter
+    }
+
     /// Whether `name` is muted.
     public func isMuted(_ name: String) throws(BusError) -> Bool {
         let port = control.withLock { state in state.ports.first { $0.descriptor.name == name } }

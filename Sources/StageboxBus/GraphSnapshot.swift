@@ -52,6 +52,7 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
             }
             port.applyMute(frames: frames)
             if port.descriptor.kind == .receiver { buffer.clamp(frames: frames) }
+            port.meter.measure(buffer, frames: frames)
         }
     }
 }

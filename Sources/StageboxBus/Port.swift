@@ -55,12 +55,15 @@ public final class Port: @unchecked Sendable {
     let separateInputs: SeparateInputsProcessor?
     /// Muted ports put out silence (faded over one period).
     let muted = Atomic<Bool>(false)
+    /// Peak and RMS of what the port puts out (a receiver: what it takes).
+    public let meter: PortMeter
     /// The gain the audio thread applied at the end of the last period.
     var gain: Float = 1
 
     init(descriptor: PortDescriptor, capacity: Int, processor: PortProcessor?) {
         self.descriptor = descriptor
         self.buffer = AudioBuffer(channels: descriptor.channels, capacity: capacity)
+        self.meter = PortMeter(channels: descriptor.channels)
         self.processor = processor
         self.separateInputs = processor as? SeparateInputsProcessor
     }

@@ -141,3 +141,18 @@ import Testing
         #expect(e.connections.isEmpty, "removing a port removes its connections")
     }
 }
+
+@Suite struct PortMeterTests {
+    @Test func metersHoldThePeakAndGiveTheRMS() throws {
+        var h = EngineHarness()
+        try h.engine.connect(from: "codec.in", to: "codec.out")
+        h.period { c, i in c == 0 ? (i == 10 ? -0.8 : 0.5) : 0 }
+        h.period { _, _ in 0.1 }
+        let m = try h.engine.meter("codec.out").read()
+        #expect(m.count == 2)
+        #expect(m[0].peak == 0.8, "the peak of both periods is held")
+        #expect(abs(m[0].rms - 0.1) < 1e-6, "the RMS is the last period's")
+        #expect(try h.engine.meter("codec.out").read()[0].peak == 0, "reading resets the peak")
+        #expect(throws: BusError.noSuchPort("x")) { _ = try h.engine.meter("x") }
+    }
+}
