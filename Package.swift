@@ -59,7 +59,7 @@ let package = Package(
         // The watchdog and the audio lifecycle.
         .target(name: "StageboxLifecycle"),
         // The serial console.
-        .target(name: "StageboxConsole"),
+        .target(name: "StageboxConsole", dependencies: ["StageboxBus", "StageboxControls", "StageboxRealtime"]),
         // The executable that wires everything together.
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxCodec", "StageboxBus", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
@@ -83,7 +83,9 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], path: "Tests/AllocationProbe"),
         // Runs the built `stagebox` binary as a user would.
-        .testTarget(name: "StageboxConsoleTests", dependencies: ["StageboxConsole"]),
+        .testTarget(name: "StageboxConsoleTests", dependencies: [
+            "StageboxConsole", "StageboxBus", "StageboxControls", "StageboxRealtime", "StageboxCodec",
+        ]),
         .testTarget(name: "StageboxClientsTests", dependencies: [
             "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxCodec", "StageboxBus",
             "StageboxControls", "StageboxRealtime", "StageboxTestSupport",

@@ -1,0 +1,227 @@
+import StageboxBus
+import StageboxRealtime
+
+/// The diagnostics shell: short commands, each answering in a line or a small table that fits
+/// 80 columns. It runs on whatever thread reads the terminal, never on the audio thread.
+public struct Console: Sendable {
+    public let context: ConsoleContext
+
+    public init(context: ConsoleContext) {
+        self.context = context
+    }
+
+    struct Command {
+        let name: String
+        let usage: String
+        let summary: String
+    }
+
+    static let commands: [Command] = [
+        .init(name: "help", usage: "help [COMMAND]", summary: "list the commands, or explain one"),
+        .init(name: "status", usage: "status", summary: "state, driver, latency, DSP load, xruns, clients"),
+        .init(name: "ports", usage: "ports", summary: "the ports on the bus"),
+        .init(name: "connections", usage: "connections", summary: "the connections on the bus"),
+        .init(name: "connect", usage: "connect FROM TO", summary: "connect a sender or filter to a filter or receiver"),
+        .init(name: "disconnect", usage: "disconnect FROM TO", summary: "remove a connection"),
+        .init(name: "mute", usage: "mute PORT", summary: "mute a port"),
+        .init(name: "unmute", usage: "unmute PORT", summary: "unmute a port"),
+        .init(name: "clients", usage: "clients", summary: "client programs with their ports, rates and glitches"),
+        .init(name: "xruns", usage: "xruns", summary: "the last 32 xruns with time, kind and duration"),
+        .init(name: "meters", usage: "meters", summary: "peak and RMS of every port channel in dBFS"),
+        .init(name: "log", usage: "log [N]", summary: "the last N lines of the log (default 20)"),
+        .init(name: "config", usage: "config", summary: "the configuration in effect and its problems"),
+        .init(name: "trigger", usage: "trigger NAME", summary: "fire a trigger"),
+        .init(name: "triggers", usage: "triggers", summary: "the triggers and their states"),
+        .init(name: "reset-stats", usage: "reset-stats", summary: "zero the statistics and the xrun list"),
+    ]
+
+    /// Command names and, after a command that takes ports, port names: for Tab.
+    public func completions(for line: String) -> [String] {
+        let words = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+        let word = words.last ?? ""
+        if words.count <= 1 { return Self.commands.map(\.name).filter { $0.hasPrefix(word) } }
+        switch words[0] {
+        case "connect", "disconnect", "mute", "unmute":
+            return context.engine.ports.map(\.name).filter { $0.hasPrefix(word) }
+        case "trigger":
+            return context.triggers.all.map(\.name).filter { $0.hasPrefix(word) }
+        case "help":
+            return Self.commands.map(\.name).filter { $0.hasPrefix(word) }
+        default:
+            return []
+        }
+    }
+
+    /// Runs one line; returns the answer (lines joined with "\n", no trailing newline).
+    public func execute(_ line: String) -> String {
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard let name = words.first else { return "" }
+        let args = Array(words.dropFirst())
+        guard let command = Self.commands.first(where: { $0.name == name }) else {
+            let near = Self.commands.map(\.name).filter { $0.hasPrefix(String(name.prefix(2))) }
+            return "unknown command '\(name)'" + (near.isEmpty ? "; type help" : "; did you mean \(near.joined(separator: ", "))?")
+        }
+        switch (command.name, args.count) {
+        case ("help", 0): return help()
+        case ("help", 1): return help(args[0])
+        case ("status", 0): return status()
+        case ("ports", 0): return ports()
+        case ("connections", 0): return connections()
+        case ("connect", 2): return change { () throws(BusError) in try context.engine.connect(from: args[0], to: args[1]) }
+        case ("disconnect", 2): return change { () throws(BusError) in try context.engine.disconnect(from: args[0], to: args[1]) }
+        case ("mute", 1): return change { () throws(BusError) in try context.engine.setMuted(args[0], true) }
+        case ("unmute", 1): return change { () throws(BusError) in try context.engine.setMuted(args[0], false) }
+        case ("clients", 0): return clients()
+        case ("xruns", 0): return xruns()
+        case ("meters", 0): return meters()
+        case ("log", 0): return context.log(last: 20).joined(separator: "\n")
+        case ("log", 1):
+            guard let n = Int(args[0]), n > 0 else { return "log: N must be a positive number, not '\(args[0])'" }
+            return context.log(last: n).joined(separator: "\n")
+        case ("config", 0): return context.configuration.joined(separator: "\n")
+        case ("trigger", 1):
+            guard let state = context.triggers.fire(args[0]) else {
+                return "no trigger named \(args[0]); triggers: \(context.triggers.all.map(\.name).joined(separator: ", "))"
+            }
+            return "\(args[0]): \(state)"
+        case ("triggers", 0): return triggers()
+        case ("reset-stats", 0):
+            context.statistics.reset()
+            context.clearXruns()
+            return "statistics reset"
+        default:
+            return "usage: \(command.usage)"
+        }
+    }
+
+    private func change(_ body: () throws(BusError) -> Void) -> String {
+        do throws(BusError) {
+            try body()
+            return "ok"
+        } catch {
+            return error.description
+        }
+    }
+
+    private func help(_ name: String? = nil) -> String {
+        if let name {
+            guard let c = Self.commands.first(where: { $0.name == name }) else { return "no command '\(name)'; type help" }
+            return "\(c.usage): \(c.summary)"
+        }
+        return Self.commands.map { $0.usage.padded(20) + "  " + $0.summary }.joined(separator: "\n")
+    }
+
+    func status() -> String {
+        let s = context.statistics.snapshot()
+        let c = context
+        let uptime = (monotonicNanoseconds() - c.startedAt) / 1_000_000_000
+        let latency = Double(c.period * c.periods) * 1000 / Double(max(1, c.sampleRate))
+        var lines = [
+            "version     \(c.version), up \(uptime / 3600)h \(uptime / 60 % 60)m \(uptime % 60)s, \(c.lifecycleState)",
+            "driver      \(c.driver)",
+            "audio       \(c.sampleRate) Hz \(c.format), \(c.period) x \(c.periods) frames = \(fixed(latency, digits: 2)) ms buffer",
+            "dsp load    \(fixed(s.loadPercent, digits: 1)) % now, \(fixed(s.maxLoadPercent, digits: 1)) % max; "
+                + "cycle \(fixed(Double(s.meanCycleNanos) / 1000, digits: 1)) us mean",
+            "xruns       capture \(s.captureXruns), playback \(s.playbackXruns), late wakeups \(s.lateWakeups), "
+                + "poll timeouts \(s.pollTimeouts)",
+            "clients     \(c.clients.count)",
+        ]
+        if let dog = c.watchdog { lines.append("watchdog    \(dog)") }
+        return lines.joined(separator: "\n")
+    }
+
+    private func ports() -> String {
+        let engine = context.engine
+        let rows = engine.ports.map { p in
+            [p.name, "\(p.kind)", "\(p.channels)", ((try? engine.isMuted(p.name)) ?? false) ? "muted" : ""]
+        }
+        return table(["PORT", "KIND", "CH", "STATE"], rows)
+    }
+
+    private func connections() -> String {
+        let list = context.engine.connections
+        return list.isEmpty ? "no connections" : list.map { "\($0.from) -> \($0.to)" }.joined(separator: "\n")
+    }
+
+    private func clients() -> String {
+        let list = context.clients
+        guard !list.isEmpty else { return "no clients" }
+        var rows: [[String]] = []
+        for client in list {
+            if client.ports.isEmpty { rows.append([client.name, "\(client.pid)", "-", "", "", "", ""]) }
+            for p in client.ports {
+                rows.append([client.name, "\(client.pid)", p.name, "\(p.rate)", "\(p.underruns)", "\(p.overruns)", "\(p.fill)"])
+            }
+        }
+        return table(["CLIENT", "PID", "PORT", "RATE", "UNDER", "OVER", "FILL"], rows)
+    }
+
+    private func xruns() -> String {
+        let list = context.xruns.suffix(32)
+        guard !list.isEmpty else { return "no xruns" }
+        let start = context.startedAt
+        return table(["TIME", "KIND", "DURATION"], list.map { x in
+            [fixed(Double(x.timeNanos - start) / 1e9, digits: 3) + " s", x.kind,
+             fixed(Double(x.durationNanos) / 1e6, digits: 2) + " ms"]
+        })
+    }
+
+    /// One line per port channel: peak and RMS in dBFS with a bar.
+    public func meters() -> String {
+        let engine = context.engine
+        var lines: [String] = []
+        for p in engine.ports {
+            guard let values = try? engine.meter(p.name).read() else { continue }
+            for (c, v) in values.enumerated() {
+                let peak = Self.dB(v.peak), rms = Self.dB(v.rms)
+                let label = "\(p.name):\(c + 1)".padded(18)
+                lines.append(label + " " + Self.bar(peak) + " " + Self.dBText(peak) + " pk " + Self.dBText(rms) + " rms")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func dB(_ x: Float) -> Double { x > 0 ? 20 * log10(Double(x)) : -.infinity }
+
+    static func dBText(_ db: Double) -> String {
+        db.isFinite ? fixed(max(db, -99.9), digits: 1).leftPadded(5) : " -inf"
+    }
+
+    /// 30 characters from -60 dBFS to 0.
+    static func bar(_ db: Double) -> String {
+        let filled = db.isFinite ? max(0, min(30, Int(((db + 60) / 2).rounded(.down)))) : 0
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "]"
+    }
+
+    private func triggers() -> String {
+        let list = context.triggers.all
+        return list.isEmpty ? "no triggers" : table(["TRIGGER", "STATE", "TITLE"], list.map { [$0.name, "\($0.state)", $0.title] })
+    }
+
+    /// An aligned table, columns two spaces apart, cut to 80 columns.
+    func table(_ header: [String], _ rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { i in all.map { $0.count > i ? $0[i].count : 0 }.max() ?? 0 }
+        return all.map { row in
+            let line = row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padded(widths[i]) }
+                .joined(separator: "  ")
+            return String(line.prefix(80)).trailingSpacesRemoved
+        }.joined(separator: "\n")
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension String {
+    func padded(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+    var trailingSpacesRemoved: String {
+        var s = Substring(self)
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}

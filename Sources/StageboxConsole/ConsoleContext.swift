@@ -1,0 +1,73 @@
+import StageboxBus
+import StageboxControls
+import StageboxRealtime
+
+/// One xrun, late wakeup or poll timeout, as the console lists it.
+public struct XrunRecord: Sendable, Equatable {
+    public var timeNanos: Int64
+    public var kind: String
+    public var durationNanos: Int64
+
+    public init(timeNanos: Int64, kind: String, durationNanos: Int64) {
+        self.timeNanos = timeNanos
+        self.kind = kind
+        self.durationNanos = durationNanos
+    }
+}
+
+/// A client program on the bus, as the console lists it.
+public struct ClientSummary: Sendable, Equatable {
+    public struct PortLine: Sendable, Equatable {
+        public var name: String
+        public var rate: Int
+        public var underruns: Int
+        public var overruns: Int
+        public var fill: Int
+        public init(name: String, rate: Int, underruns: Int, overruns: Int, fill: Int) {
+            self.name = name
+            self.rate = rate
+            self.underruns = underruns
+            self.overruns = overruns
+            self.fill = fill
+        }
+    }
+
+    public var name: String
+    public var pid: Int32
+    public var ports: [PortLine]
+
+    public init(name: String, pid: Int32, ports: [PortLine]) {
+        self.name = name
+        self.pid = pid
+        self.ports = ports
+    }
+}
+
+/// What the console shows and changes: the running appliance, seen from outside the audio thread.
+public protocol ConsoleContext: Sendable {
+    var version: String { get }
+    /// Monotonic nanoseconds when stagebox started.
+    var startedAt: Int64 { get }
+    /// `running`, `suspended`, … (the lifecycle's state).
+    var lifecycleState: String { get }
+    /// What the codec is: ALSA device names, `simulated`, `offline`.
+    var driver: String { get }
+    var sampleRate: Int { get }
+    var format: String { get }
+    var period: Int { get }
+    var periods: Int { get }
+    var statistics: AudioStatistics { get }
+    var engine: Engine { get }
+    var triggers: TriggerBoard { get }
+    var clients: [ClientSummary] { get }
+    /// The most recent xruns, oldest first.
+    var xruns: [XrunRecord] { get }
+    /// The last `count` lines of stagebox's own log.
+    func log(last count: Int) -> [String]
+    /// The effective configuration, where it came from, and its problems, as lines.
+    var configuration: [String] { get }
+    /// The watchdog's state, once there is one.
+    var watchdog: String? { get }
+    /// Forgets the xrun history (statistics are reset by the console itself).
+    func clearXruns()
+}

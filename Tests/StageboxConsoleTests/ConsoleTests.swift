@@ -1,0 +1,130 @@
+import Foundation
+import Synchronization
+import Testing
+import StageboxBus
+import StageboxCodec
+import StageboxControls
+import StageboxRealtime
+@testable import StageboxConsole
+
+/// A simulated board running for real, seen through the console's context.
+final class RunningBoard: ConsoleContext, @unchecked Sendable {
+    let version = "test"
+    let startedAt = monotonicNanoseconds()
+    let lifecycleState = "running"
+    let driver = "simulated"
+    let sampleRate = 48000
+    let format = "S32_LE"
+    let period = 64
+    let periods = 2
+    let engine: Engine
+    let control = DriverControl()
+    let triggers = TriggerBoard()
+    let watchdog: String? = nil
+    private let recorded = Mutex<[XrunRecord]>([])
+    private let thread: RealtimeThread
+
+    var statistics: AudioStatistics { control.statistics }
+    var clients: [ClientSummary] {
+        [ClientSummary(name: "call", pid: 42, ports: [.init(name: "call.mic", rate: 16000, underruns: 3, overruns: 0, fill: 960)])]
+    }
+    var xruns: [XrunRecord] { recorded.withLock { $0 } }
+    func log(last count: Int) -> [String] { Array(["one", "two", "three"].suffix(count)) }
+    var configuration: [String] { ["configuration from /boot/stagebox.toml", "[audio] rate = 48000"] }
+    func clearXruns() { recorded.withLock { $0 = [] } }
+    func record(_ x: XrunRecord) { recorded.withLock { $0.append(x) } }
+
+    init() throws {
+        engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 2, outputs: 2, toneSignal: .sine))
+        try engine.connect(from: "codec.in", to: "codec.out")
+        let engine = self.engine
+        triggers.add(name: "mute", title: "Mute the codec inputs") {
+            let muted = !((try? engine.isMuted("codec.in")) ?? false)
+            try? engine.setMuted("codec.in", muted)
+            return muted ? .selected : .normal
+        }
+        let driver = SimulatedDriver(engine: engine, control: control, period: 64, inputSignal: .sine,
+                                     inputFrequency: 440, inputLevelDB: -6)
+        thread = RealtimeThread { driver.runLoop() }
+        thread.start()
+    }
+
+    func stop() {
+        control.requestStop()
+        thread.join()
+    }
+}
+
+@Suite struct ConsoleTests {
+    @Test func everyCommandAnswers() throws {
+        let board = try RunningBoard()
+        defer { board.stop() }
+        let console = Console(context: board)
+        usleep(100_000)
+
+        let help = console.execute("help")
+        #expect(help.split(separator: "\n").count == Console.commands.count)
+        #expect(console.execute("help meters") == "meters: peak and RMS of every port channel in dBFS")
+        let status = console.execute("status")
+        #expect(status.contains("driver      simulated"))
+        #expect(status.contains("48000 Hz S32_LE, 64 x 2 frames = 2.67 ms buffer"))
+        #expect(status.contains("clients     1"))
+        #expect(console.execute("ports").contains("codec.in   sender    2"))
+        #expect(console.execute("connections") == "codec.in -> codec.out")
+        #expect(console.execute("connect tone codec.out") == "ok")
+        #expect(console.execute("connect tone codec.out") == "tone is already connected to codec.out")
+        #expect(console.execute("disconnect tone codec.out") == "ok")
+        #expect(console.execute("mute nope") == "no such port: nope")
+        #expect(console.execute("mute tone") == "ok")
+        #expect(console.execute("ports").contains("tone       sender    1   muted"))
+        #expect(console.execute("unmute tone") == "ok")
+        #expect(console.execute("clients").contains("call    42   call.mic  16000  3      0     960"))
+        #expect(console.execute("xruns") == "no xruns")
+        board.record(XrunRecord(timeNanos: board.startedAt + 1_500_000_000, kind: "capture xrun", durationNanos: 2_340_000))
+        #expect(console.execute("xruns").contains("1.500 s  capture xrun  2.34 ms"))
+        #expect(console.execute("log 2") == "two\nthree")
+        #expect(console.execute("log") == "one\ntwo\nthree")
+        #expect(console.execute("config").hasPrefix("configuration from /boot/stagebox.toml"))
+        #expect(console.execute("trigger mute") == "mute: selected")
+        #expect(try board.engine.isMuted("codec.in"))
+        #expect(console.execute("triggers").contains("mute     selected  Mute the codec inputs"))
+        #expect(console.execute("reset-stats") == "statistics reset")
+        #expect(console.execute("xruns") == "no xruns")
+    }
+
+    @Test func metersShowThePortsInDBFS() throws {
+        let board = try RunningBoard()
+        defer { board.stop() }
+        let console = Console(context: board)
+        usleep(100_000)
+        let meters = console.execute("meters").split(separator: "\n").map(String.init)
+        let input = meters.first { $0.hasPrefix("codec.in:1") } ?? ""
+        // A sine at -6 dBFS: peak -6.0; RMS about -9 (over one 64-frame period of 440 Hz).
+        #expect(input.contains("-6.0 pk"), "\(input)")
+        let rms = input.split(separator: " ").dropLast().last.flatMap { Double($0) } ?? 0
+        #expect(rms > -10 && rms < -8, "\(input)")
+        #expect(meters.allSatisfy { $0.count <= 80 })
+        #expect(meters.contains { $0.hasPrefix("tone:1") && $0.contains("-20.0 pk") }, "the tone sender at -20 dBFS: \(meters)")
+    }
+
+    @Test func badCommandsGetOneLineThatSaysWhatWouldBeRight() throws {
+        let board = try RunningBoard()
+        defer { board.stop() }
+        let console = Console(context: board)
+        #expect(console.execute("stauts") == "unknown command 'stauts'; did you mean status?")
+        #expect(console.execute("xyzzy") == "unknown command 'xyzzy'; type help")
+        #expect(console.execute("connect tone") == "usage: connect FROM TO")
+        #expect(console.execute("log many") == "log: N must be a positive number, not 'many'")
+        #expect(console.execute("trigger nope").hasPrefix("no trigger named nope; triggers: mute"))
+        #expect(console.execute("") == "")
+    }
+
+    @Test func completesCommandsAndPorts() throws {
+        let board = try RunningBoard()
+        defer { board.stop() }
+        let console = Console(context: board)
+        #expect(console.completions(for: "con") == ["connections", "connect", "config"])
+        #expect(console.completions(for: "connect co") == ["codec.in", "codec.out"])
+        #expect(console.completions(for: "trigger m") == ["mute"])
+    }
+}
