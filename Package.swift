@@ -90,7 +90,7 @@ let package = Package(
             "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxCodec", "StageboxBus",
             "StageboxControls", "StageboxRealtime", "StageboxTestSupport",
         ]),
-        .testTarget(name: "stageboxTests", dependencies: ["stagebox", "StageboxAudioFiles", "StageboxTestSupport"]),
+        .testTarget(name: "stageboxTests", dependencies: ["stagebox", "StageboxAudioFiles", "StageboxTestSupport", "CLinux"]),
     ],
     swiftLanguageModes: [.v6]
 )

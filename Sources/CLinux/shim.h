@@ -46,6 +46,12 @@ static inline int stagebox_accept(int listener) {
     return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
+/* Pseudo-terminals (hidden behind _XOPEN_SOURCE). */
+int posix_openpt(int flags);
+int grantpt(int fd);
+int unlockpt(int fd);
+char *ptsname(int fd);
+
 #define STAGEBOX_MAX_FDS 8
 
 /* Sends len bytes with up to STAGEBOX_MAX_FDS descriptors attached (SCM_RIGHTS). */

@@ -39,10 +39,11 @@ public struct ConfigParser {
             case "audio": if let t = table(root, key) { readAudio(t, into: &config.audio) }
             case "tone": if let t = table(root, key) { readTone(t, into: &config.tone) }
             case "bus": if let t = table(root, key) { readBus(t, into: &config.bus) }
+            case "console": if let t = table(root, key) { readConsole(t, into: &config.console) }
             case "connect": config.connections = readConnections(root[key]!)
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
-                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [[connect]]"))
+                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [[connect]]"))
             }
         }
         return config
@@ -87,6 +88,21 @@ public struct ConfigParser {
         fields.int("max_clients", &bus.maxClients, range: 1...256)
         fields.int("max_ports_per_client", &bus.maxPortsPerClient, range: 1...64)
         fields.int("filter_deadline_percent", &bus.filterDeadlinePercent, range: 5...90)
+        problems = fields.parser.problems
+    }
+
+    private mutating func readConsole(_ t: TOMLTable, into console: inout ConsoleSection) {
+        var fields = Fields(parser: self, table: t, section: "console", allowedKeys: ["device", "baud"])
+        fields.string("device", &console.device, nonEmpty: true)
+        console.deviceGiven = t["device"]?.string != nil
+        var baud = console.baud
+        fields.int("baud", &baud, range: 300...4_000_000)
+        if ConsoleSection.baudRates.contains(baud) {
+            console.baud = baud
+        } else if baud != console.baud {
+            fields.problem("baud", "\(baud) is not a supported rate",
+                           allowed: ConsoleSection.baudRates.map(String.init).joined(separator: ", "))
+        }
         problems = fields.parser.problems
     }
 

@@ -3,6 +3,7 @@ public struct StageboxConfiguration: Sendable, Equatable {
     public var audio = AudioSection()
     public var tone = ToneSection()
     public var bus = BusSection()
+    public var console = ConsoleSection()
     public var connections: [ConnectEntry] = [ConnectEntry(from: "codec.in", to: "codec.out")]
 
     public init() {}
@@ -54,6 +55,19 @@ public struct BusSection: Sendable, Equatable {
     public var filterDeadlinePercent = 25
 
     public init() {}
+}
+
+/// `[console]`: the diagnostics shell.
+public struct ConsoleSection: Sendable, Equatable {
+    /// A serial device, `stdio`, or `none`.
+    public var device = "/dev/serial0"
+    public var baud = 115_200
+    /// Whether the file set the device (else `--simulate` on a terminal uses stdio).
+    public var deviceGiven = false
+
+    public init() {}
+
+    public static let baudRates = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600]
 }
 
 /// `[[connect]]`: a connection made at start.

@@ -7,6 +7,7 @@ import StageboxClients
 import StageboxCodec
 import StageboxControls
 import StageboxConfig
+import StageboxConsole
 import StageboxRealtime
 
 struct RunCommand: ParsableCommand {
@@ -62,8 +63,13 @@ struct RunCommand: ParsableCommand {
         defer { server?.stop() }
 
         let control = DriverControl(frameLimit: frames ?? 0)
-        let events = EventLog(logger: logger, control: control)
         let audio = configuration.audio
+        let driverName = simulate ? "simulated" : "ALSA capture \(audio.capture), playback \(audio.playback)"
+        let context = AppConsoleContext(loaded: loaded, driver: driverName, engine: engine, triggers: triggers,
+                                        control: control, server: server)
+        let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
+        let console = startConsole(configuration.console, context: context, logger: logger)
+        defer { console?.stop() }
         if simulate {
             try runSimulated(engine: engine, control: control, audio: audio, events: events, logger: logger)
         } else {
@@ -84,6 +90,34 @@ struct RunCommand: ParsableCommand {
         let summary = control.statistics.snapshot().summary
         logger.info("stopped after \(control.framesProcessed.load(ordering: .relaxed)) frames")
         print("statistics: frames=\(control.framesProcessed.load(ordering: .relaxed)) \(summary)")
+    }
+
+    /// Starts the console where the configuration puts it: a serial device, stdio, or nowhere.
+    /// With `--simulate` on a terminal and no device in the file, it is on stdio.
+    private func startConsole(_ section: ConsoleSection, context: ConsoleContext, logger: Logger) -> ConsoleRunner? {
+        var device = section.device
+        if simulate && !section.deviceGiven { device = isatty(0) == 1 ? "stdio" : "none" }
+        let console = Console(context: context)
+        switch device {
+        case "none":
+            return nil
+        case "stdio":
+            let runner = ConsoleRunner(console: console, input: 0, output: 1, rawTerminal: isatty(0) == 1)
+            runner.start()
+            return runner
+        default:
+            do {
+                let port = try SerialPort(path: device, baud: section.baud)
+                let runner = ConsoleRunner(console: console, input: port.descriptor, output: port.descriptor)
+                SerialPorts.keep(port)
+                runner.start()
+                logger.info("console on \(device) at \(section.baud) baud")
+                return runner
+            } catch {
+                logger.warning("console: \(error); running without a console")
+                return nil
+            }
+        }
     }
 
     /// The triggers Stagebox always has: `mute` toggles the codec inputs' mute.
@@ -143,6 +177,12 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(1)
         }
     }
+}
+
+/// Keeps open serial ports alive for the console's lifetime.
+enum SerialPorts {
+    nonisolated(unsafe) static var open: [SerialPort] = []
+    static func keep(_ port: SerialPort) { open.append(port) }
 }
 
 /// The control thread's periodic work while audio runs.

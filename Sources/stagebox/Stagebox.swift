@@ -24,7 +24,8 @@ enum Log {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .info
-            return handler
+            // Also kept in memory for the console's `log`.
+            return MultiplexLogHandler([handler, LogRingHandler(label: label)])
         }
     }
 }

@@ -1,0 +1,148 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Runs the console on a pair of descriptors (a serial port, or stdin/stdout) on a thread of
+/// its own. It never blocks on output: what a full buffer or an unplugged cable cannot take is
+/// dropped, so a console nobody reads cannot hold the rest of stagebox up.
+public final class ConsoleRunner: @unchecked Sendable {
+    private let console: Console
+    private let input: Int32
+    private let output: Int32
+    private var editor: LineEditor
+    private let running = Atomic<Bool>(false)
+    private var thread: pthread_t?
+    private var savedTerminal: termios?
+    private var lastNote: Int64 = 0
+
+    /// - Parameter rawTerminal: put `input` in raw mode (no echo, no line buffering) while running,
+    ///   for a terminal on stdin; a serial port is put in raw mode when it is opened.
+    public init(console: Console, input: Int32, output: Int32, rawTerminal: Bool = false) {
+        self.console = console
+        self.input = input
+        self.output = output
+        let c = console
+        editor = LineEditor(completions: { c.completions(for: $0) })
+        if rawTerminal {
+            var t = termios()
+            if tcgetattr(input, &t) == 0 {
+                savedTerminal = t
+                var raw = t
+                cfmakeraw(&raw)
+                raw.c_oflag |= tcflag_t(OPOST | ONLCR)
+                tcsetattr(input, TCSANOW, &raw)
+            }
+        }
+    }
+
+    deinit { stop() }
+
+    public func start() {
+        guard !running.exchange(true, ordering: .relaxed) else { return }
+        send("Stagebox console. Type help.\r\n" + editor.prompt)
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var tid = pthread_t()
+        pthread_create(&tid, nil, { arg in
+            Unmanaged<ConsoleRunner>.fromOpaque(arg!).takeRetainedValue().loop()
+            return nil
+        }, box)
+        thread = tid
+    }
+
+    public func stop() {
+        guard running.exchange(false, ordering: .relaxed) else { return }
+        if let t = thread { pthread_join(t, nil) }
+        thread = nil
+        if var t = savedTerminal { tcsetattr(input, TCSANOW, &t) }
+    }
+
+    private func loop() {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while running.load(ordering: .relaxed) {
+            guard wait(for: input, timeoutMs: 200) else { continue }
+            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if n == 0 { usleep(200_000); continue } // the other end went away: wait for it
+            if n < 0 { if errno != EAGAIN && errno != EINTR { usleep(200_000) }; continue }
+            for byte in buffer[0..<n] { handle(byte) }
+        }
+    }
+
+    private func handle(_ byte: UInt8) {
+        let (echo, event) = editor.feed(byte)
+        if !echo.isEmpty { send(echo) }
+        switch event {
+        case .line(let line)?:
+            if line.trimmingSpaces == "meters" {
+                meters()
+            } else {
+                let answer = console.execute(line)
+                send((answer.isEmpty ? "" : answer.replacingNewlines + "\r\n") + editor.prompt)
+            }
+        case .cancelled?:
+            send(editor.prompt)
+        case .discarded(let note)?:
+            // Noise from a mis-set baud rate: a short note now and then, never a flood.
+            var ts = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            let now = Int64(ts.tv_sec)
+            if now != lastNote {
+                lastNote = now
+                send("\r\n(\(note))\r\n" + editor.prompt + editor.line)
+            }
+        case nil:
+            break
+        }
+    }
+
+    /// Live meters, redrawn in place four times a second until a key is pressed.
+    private func meters() {
+        var drawn = 0
+        while running.load(ordering: .relaxed) {
+            let text = console.meters()
+            let lines = text.split(separator: "\n").count
+            var frame = drawn > 0 ? "\u{1B}[\(drawn)A\r" : ""
+            frame += text.split(separator: "\n").map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\r\n"
+            send(frame)
+            drawn = lines
+            if wait(for: input, timeoutMs: 250) {
+                var discard = [UInt8](repeating: 0, count: 64)
+                _ = discard.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                break
+            }
+        }
+        send(editor.prompt)
+    }
+
+    private func wait(for fd: Int32, timeoutMs: Int32) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, timeoutMs) > 0
+    }
+
+    private func send(_ text: String) { send(Array(text.utf8)) }
+
+    /// Writes what the output takes within 50 ms; the rest is dropped.
+    private func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            var p = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
+            guard poll(&p, 1, 50) > 0, p.revents & Int16(POLLOUT) != 0 else { return }
+            let n = bytes.withUnsafeBytes { write(output, $0.baseAddress! + offset, $0.count - offset) }
+            if n <= 0 { if errno == EAGAIN || errno == EINTR { continue } else { return } }
+            offset += n
+        }
+    }
+}
+
+extension String {
+    var replacingNewlines: String { split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\r\n") }
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while s.first == " " { s = s.dropFirst() }
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}

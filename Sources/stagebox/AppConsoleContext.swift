@@ -1,0 +1,75 @@
+import StageboxBus
+import StageboxClients
+import StageboxCodec
+import StageboxConfig
+import StageboxConsole
+import StageboxControls
+import StageboxRealtime
+import Synchronization
+
+/// The running appliance as the console sees it.
+final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
+    let version = StageboxVersion.string
+    let startedAt = monotonicNanoseconds()
+    let lifecycleState = "running"
+    let driver: String
+    let sampleRate: Int
+    let format: String
+    let period: Int
+    let periods: Int
+    let engine: Engine
+    let triggers: TriggerBoard
+    let control: DriverControl
+    let server: BusServer?
+    let configuration: [String]
+    let watchdog: String? = nil
+    private let history = Mutex<[XrunRecord]>([])
+
+    init(loaded: LoadedConfig, driver: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
+         server: BusServer?) {
+        let audio = loaded.config.audio
+        self.driver = driver
+        sampleRate = audio.rate
+        format = audio.format
+        period = audio.period
+        periods = audio.periods
+        self.engine = engine
+        self.triggers = triggers
+        self.control = control
+        self.server = server
+        var lines = ["configuration from \(loaded.source)",
+                     "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
+                     "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "
+                         + "rt_priority=\(audio.rtPriority)",
+                     "[tone] signal=\(loaded.config.tone.signal) frequency=\(loaded.config.tone.frequency) "
+                         + "level_db=\(loaded.config.tone.levelDB)",
+                     "[bus] socket=\(loaded.config.bus.socket)",
+                     "[console] device=\(loaded.config.console.device) baud=\(loaded.config.console.baud)"]
+        lines += loaded.problems.isEmpty ? ["no problems"] : ["problems (the defaults are in effect):"]
+            + loaded.problems.map { "  \($0)" }
+        configuration = lines
+    }
+
+    var statistics: AudioStatistics { control.statistics }
+
+    var clients: [ClientSummary] {
+        (server?.clients ?? []).map { c in
+            ClientSummary(name: c.name, pid: c.pid, ports: c.ports.map {
+                .init(name: $0.name, rate: $0.clientRate, underruns: $0.underruns, overruns: $0.overruns, fill: $0.fill)
+            })
+        }
+    }
+
+    var xruns: [XrunRecord] { history.withLock { $0 } }
+    func clearXruns() { history.withLock { $0 = [] } }
+
+    /// Called by the event log for every event of the audio thread.
+    func record(_ event: AudioEvent) {
+        history.withLock {
+            $0.append(XrunRecord(timeNanos: event.timeNanos, kind: event.kind.rawValue, durationNanos: event.durationNanos))
+            if $0.count > 32 { $0.removeFirst($0.count - 32) }
+        }
+    }
+
+    func log(last count: Int) -> [String] { LogRing.shared.last(count) }
+}

@@ -1,0 +1,91 @@
+import CLinux
+import Foundation
+import StageboxTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `stagebox run --simulate` on a pseudo-terminal, typed at one character at a time.
+@Suite struct ConsolePtyTests {
+    /// Opens a pty pair: (master, slave).
+    private func openPty() throws -> (Int32, Int32) {
+        let master = posix_openpt(O_RDWR | O_NOCTTY)
+        guard master >= 0, grantpt(master) == 0, unlockpt(master) == 0, let name = ptsname(master) else {
+            throw POSIXError(.ENOTTY)
+        }
+        let slave = open(name, O_RDWR | O_NOCTTY)
+        guard slave >= 0 else { throw POSIXError(.ENOTTY) }
+        return (master, slave)
+    }
+
+    /// Reads what the program wrote until `text` shows up (or 5 s pass); returns all of it.
+    private func read(_ master: Int32, until text: String, into screen: inout String) -> Bool {
+        let end = Date().addingTimeInterval(5)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date() < end {
+            if screen.contains(text) { return true }
+            var p = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) > 0 else { continue }
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(master, $0.baseAddress, $0.count) }
+            if n > 0 { screen += String(decoding: buffer[0..<n], as: UTF8.self) }
+        }
+        return screen.contains(text)
+    }
+
+    private func type(_ master: Int32, _ keys: String) {
+        for b in Array(keys.utf8) {
+            var byte = b
+            _ = write(master, &byte, 1)
+            usleep(5000)
+        }
+    }
+
+    @Test func aPersonTypesAtTheConsole() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let config = try s.write("sim.toml", "[audio]\nrt_priority = 0\n\n[bus]\nsocket = \"\(s.path("bus.sock"))\"\n")
+        let (master, slave) = try openPty()
+        defer { close(master) }
+        let process = Process()
+        process.executableURL = StageboxProcess.binary
+        process.arguments = ["run", "--simulate", "--config", config]
+        process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+        process.standardOutput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+        process.standardError = Pipe()
+        try process.run()
+        close(slave)
+        defer { if process.isRunning { process.interrupt(); process.waitUntilExit() } }
+
+        var screen = ""
+        #expect(read(master, until: "stagebox> ", into: &screen), "a prompt: \(screen)")
+        // Tab completes the command; the answer is the status table.
+        type(master, "sta\t\r")
+        #expect(read(master, until: "clients     0", into: &screen), "\(screen)")
+        // A typo fixed with backspace.
+        screen = ""
+        type(master, "portz\u{7F}s\r")
+        #expect(read(master, until: "codec.out  receiver  2", into: &screen), "\(screen)")
+        // Ctrl-U drops the line; up arrow recalls the last command.
+        screen = ""
+        type(master, "garbage\u{15}\u{1B}[A\r")
+        #expect(read(master, until: "codec.out  receiver  2", into: &screen), "history: \(screen)")
+        #expect(!screen.contains("unknown command"))
+        // Meters redraw until a key is pressed, then the prompt comes back.
+        screen = ""
+        type(master, "meters\r")
+        #expect(read(master, until: "codec.in:1", into: &screen))
+        usleep(600_000)
+        type(master, "q")
+        #expect(read(master, until: "stagebox> ", into: &screen))
+        // Noise: random bytes, then the console still answers.
+        var x: UInt32 = 3
+        var noise = [UInt8]()
+        for _ in 0..<4096 { x = x &* 1_664_525 &+ 1_013_904_223; noise.append(UInt8(truncatingIfNeeded: x >> 24) & 0x7F | 0x20) }
+        noise.withUnsafeBytes { _ = write(master, $0.baseAddress, $0.count) }
+        screen = ""
+        type(master, "\u{3}status\r")
+        #expect(read(master, until: "driver      simulated", into: &screen), "after noise: \(screen.suffix(300))")
+    }
+}
