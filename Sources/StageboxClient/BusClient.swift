@@ -123,6 +123,20 @@ public final class BusClient: @unchecked Sendable {
         _ = try connection.request(.setMuted(port: port, muted: value))
     }
 
+    /// Runs a line of the console (as on the serial port) and returns its answer.
+    public func console(_ line: String) throws(BusClientError) -> String {
+        let (answer, _) = try connection.request(.consoleLine(line))
+        guard case .consoleAnswer(let text) = answer else { throw .connection("unexpected answer: \(answer)") }
+        return text
+    }
+
+    /// What Tab would complete at the end of a console line.
+    public func consoleCompletions(_ line: String) throws(BusClientError) -> [String] {
+        let (answer, _) = try connection.request(.consoleComplete(line))
+        guard case .completions(let list) = answer else { throw .connection("unexpected answer: \(answer)") }
+        return list
+    }
+
     public func fireTrigger(_ name: String) throws(BusClientError) {
         _ = try connection.request(.fireTrigger(name))
     }

@@ -39,6 +39,13 @@ extension BusServer {
             perform(session, id, event: .muteChanged(port: port, muted: muted)) { () throws(BusError) in
                 try engine.setMuted(port, muted)
             }
+        case .consoleLine(let line):
+            guard let console = consoleHandler.withLock({ $0 }) else {
+                return reply(session, id, .error(.refused, "this stagebox has no console"))
+            }
+            reply(session, id, .consoleAnswer(console.execute(line)))
+        case .consoleComplete(let line):
+            reply(session, id, .completions(consoleHandler.withLock({ $0 })?.complete(line) ?? []))
         case .fireTrigger(let name):
             if triggers.fire(name) == nil {
                 let known = triggers.all.map(\.name).joined(separator: ", ")

@@ -44,6 +44,18 @@ public final class BusServer: @unchecked Sendable {
     /// A copy of the client table for other threads (the console, `stagebox clients`).
     private let published = Mutex<[ClientReport]>([])
     private var sessions: [ClientSession] = []
+    /// Runs console lines for `stagebox console` over the socket (set once the console exists).
+    public let consoleHandler = Mutex<ConsoleHandler?>(nil)
+
+    /// What the bus needs of the console.
+    public struct ConsoleHandler: Sendable {
+        public var execute: @Sendable (String) -> String
+        public var complete: @Sendable (String) -> [String]
+        public init(execute: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String]) {
+            self.execute = execute
+            self.complete = complete
+        }
+    }
 
     public init(settings: BusServerSettings, engine: Engine, triggers: TriggerBoard, logger: Logger,
                 serverVersion: String, period: Int) throws(BusServerError) {

@@ -50,6 +50,8 @@ extension ClientMessage {
         case .disconnect: return 7
         case .setMuted: return 8
         case .fireTrigger: return 9
+        case .consoleLine: return 10
+        case .consoleComplete: return 11
         }
     }
 
@@ -65,6 +67,7 @@ extension ClientMessage {
         case let .connect(from, to), let .disconnect(from, to): w.string(from); w.string(to)
         case let .setMuted(port, muted): w.string(port); w.bool(muted)
         case let .fireTrigger(name): w.string(name)
+        case let .consoleLine(line), let .consoleComplete(line): w.string(line)
         }
         return Frame.wrap(type: type, requestID: requestID, body: w.bytes)
     }
@@ -90,6 +93,8 @@ extension ClientMessage {
         case 7: m = .disconnect(from: try r.string(), to: try r.string())
         case 8: m = .setMuted(port: try r.string(), muted: try r.bool())
         case 9: m = .fireTrigger(try r.string())
+        case 10: m = .consoleLine(try r.string())
+        case 11: m = .consoleComplete(try r.string())
         default: throw .unknownMessageType(type)
         }
         try r.finish()
@@ -107,6 +112,8 @@ extension ServerMessage {
         case .ports: return 104
         case .connections: return 105
         case .event: return 106
+        case .consoleAnswer: return 107
+        case .completions: return 108
         }
     }
 
@@ -129,6 +136,8 @@ extension ServerMessage {
             case let .triggerChanged(n, s): w.u8(4); w.string(n); w.u8(s)
             case .serverStopping: w.u8(5)
             }
+        case let .consoleAnswer(text): w.long(text)
+        case let .completions(list): w.u32(UInt32(list.count)); for c in list { w.string(c) }
         }
         return Frame.wrap(type: type, requestID: requestID, body: w.bytes)
     }
@@ -176,6 +185,18 @@ extension ServerMessage {
             case 5: m = .event(.serverStopping)
             case let k: throw .invalidValue("event kind \(k)")
             }
+        case 107: m = .consoleAnswer(try r.long())
+        case 108:
+            let n = try r.count(minimumSize: 2)
+            var list: [String] = []
+            for _ in 0..<n { list.append(try r.string()) }
+            m = .completions(list)
+        case 107: m = .consoleAnswer(try r.long())
+        case 108:
+            let n = try r.count(minimumSize: 2)
+            var list: [String] = []
+            for _ in 0..<n { list.append(try r.string()) }
+            m = .completions(list)
         default: throw .unknownMessageType(type)
         }
         try r.finish()

@@ -97,6 +97,10 @@ public enum ClientMessage: Sendable, Equatable {
     case disconnect(from: String, to: String)
     case setMuted(port: String, muted: Bool)
     case fireTrigger(String)
+    /// A console command line; answered with `.consoleAnswer`.
+    case consoleLine(String)
+    /// What Tab would complete at the end of this console line; answered with `.completions`.
+    case consoleComplete(String)
 }
 
 /// Server → client.
@@ -109,6 +113,8 @@ public enum ServerMessage: Sendable, Equatable {
     case ports([PortInfo])
     case connections([(from: String, to: String)])
     case event(BusEvent)
+    case consoleAnswer(String)
+    case completions([String])
 
     public static func == (a: ServerMessage, b: ServerMessage) -> Bool {
         switch (a, b) {
@@ -120,6 +126,8 @@ public enum ServerMessage: Sendable, Equatable {
         case let (.error(c, m), .error(d, n)): return c == d && m == n
         case let (.ports(x), .ports(y)): return x == y
         case let (.event(x), .event(y)): return x == y
+        case let (.consoleAnswer(x), .consoleAnswer(y)): return x == y
+        case let (.completions(x), .completions(y)): return x == y
         default: return false
         }
     }

@@ -32,6 +32,13 @@ public struct WireWriter {
     public mutating func f64(_ v: Double) { u64(v.bitPattern) }
 
     /// A string: u16 byte count, then UTF-8 (at most 1024 bytes).
+    /// A longer text (a console answer): u32 byte count, then UTF-8 (at most 60 000 bytes).
+    public mutating func long(_ s: String) {
+        let utf8 = Array(s.utf8.prefix(60_000))
+        u32(UInt32(utf8.count))
+        bytes += utf8
+    }
+
     public mutating func string(_ s: String) {
         let utf8 = Array(s.utf8.prefix(1024))
         u16(UInt16(utf8.count))
@@ -85,6 +92,14 @@ public struct WireReader {
         let raw = try take(n)
         guard let s = String(validating: raw, as: UTF8.self) else { throw .invalidValue("string is not UTF-8") }
         guard !s.utf8.contains(0) else { throw .invalidValue("string contains NUL") }
+        return s
+    }
+
+    public mutating func long() throws(ProtocolError) -> String {
+        let n = Int(try u32())
+        guard n <= 60_000 else { throw .invalidValue("text of \(n) bytes (at most 60000)") }
+        let raw = try take(n)
+        guard let s = String(validating: raw, as: UTF8.self) else { throw .invalidValue("text is not UTF-8") }
         return s
     }
 

@@ -69,6 +69,11 @@ struct RunCommand: ParsableCommand {
                                         control: control, server: server)
         let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
         let console = startConsole(configuration.console, context: context, logger: logger)
+        // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
+        let shell = Console(context: context)
+        server?.consoleHandler.withLock {
+            $0 = .init(execute: { shell.execute($0) }, complete: { shell.completions(for: $0) })
+        }
         defer { console?.stop() }
         if simulate {
             try runSimulated(engine: engine, control: control, audio: audio, events: events, logger: logger)

@@ -131,3 +131,16 @@ func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
     }
     return condition()
 }
+
+extension BusCommandTests {
+    @Test func theConsoleAnswersOverTheBusSocket() throws {
+        let board = try SimulatedBoard()
+        defer { _ = board.stop() }
+        let r = try board.stagebox(["console", "--execute", "status;ports;connect tone codec.out;connections;nonsense"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("driver      simulated"))
+        #expect(r.stdout.contains("codec.out  receiver  2"))
+        #expect(r.stdout.contains("ok\ncodec.in -> codec.out\ntone -> codec.out"))
+        #expect(r.stdout.contains("unknown command 'nonsense'"))
+    }
+}
