@@ -22,6 +22,8 @@ public struct LineEditor: Sendable {
     private var historyIndex: Int?
     private var escape: [UInt8] = []
     private var overflowed = false
+    /// The line had bytes that are not text: it is dropped at its end, never run.
+    private var tainted = false
     private var lastWasCR = false
 
     public init(prompt: String = "stagebox> ", maximumLength: Int = 256,
@@ -41,11 +43,17 @@ public struct LineEditor: Sendable {
         case 0x0D, 0x0A:
             if byte == 0x0A && lastWasCR { return ([], nil) } // CR LF is one end of line
             let text = line
+            let bufferBeforeDecoding = buffer
             buffer = []
             historyIndex = nil
             if overflowed {
                 overflowed = false
+                tainted = false
                 return (Array("\r\n".utf8), .discarded("line longer than \(maximumLength) characters ignored"))
+            }
+            if tainted || String(validating: bufferBeforeDecoding, as: UTF8.self) == nil {
+                tainted = false
+                return (Array("\r\n".utf8), .discarded("line with bytes that are not text ignored"))
             }
             if !text.isEmpty && history.last != text {
                 history.append(text)
@@ -55,6 +63,7 @@ public struct LineEditor: Sendable {
         case 0x03: // Ctrl-C
             buffer = []
             overflowed = false
+            tainted = false
             historyIndex = nil
             return (Array("^C\r\n".utf8), .cancelled)
         case 0x15: // Ctrl-U
@@ -75,8 +84,10 @@ public struct LineEditor: Sendable {
             buffer.append(byte)
             return ([byte], nil)
         case 0x00:
+            tainted = true
             return ([], .discarded("NUL byte ignored"))
         default:
+            tainted = true
             return ([], .discarded("control byte 0x\(String(byte, radix: 16)) ignored"))
         }
     }

@@ -75,6 +75,12 @@ import Testing
         let (_, events) = type(&e, "\u{0}\u{1}\u{2}")
         #expect(events == [.discarded("NUL byte ignored"), .discarded("control byte 0x1 ignored"),
                            .discarded("control byte 0x2 ignored")])
+        #expect(type(&e, "ok\r").1 == [.discarded("line with bytes that are not text ignored")],
+                "a line that had noise in it is dropped, not run")
+        // Bytes that are not UTF-8 (a mis-set baud rate) make the line be dropped too.
+        _ = e.feed(0xFF)
+        _ = e.feed(0xFE)
+        #expect(e.feed(0x0D).event == .discarded("line with bytes that are not text ignored"))
         let long = type(&e, String(repeating: "x", count: 100) + "\r")
         #expect(long.1 == [.discarded("line longer than 16 characters ignored")])
         #expect(type(&e, "ok\r").1 == [.line("ok")], "the editor carries on")
