@@ -104,6 +104,12 @@ final class PCMDevice {
         // One wakeup per period.
         rc = snd_pcm_sw_params_set_avail_min(handle, sw, snd_pcm_uframes_t(p.period))
         guard rc >= 0 else { throw .call(device: name, what: "set avail_min", code: rc) }
+        if stream == SND_PCM_STREAM_PLAYBACK {
+            // The kernel zeroes what has been played: after an underrun the codec plays silence,
+            // not audio from a buffer ago.
+            snd_pcm_sw_params_set_silence_threshold(handle, sw, 0)
+            snd_pcm_sw_params_set_silence_size(handle, sw, boundary)
+        }
         snd_pcm_sw_params_set_tstamp_mode(handle, sw, SND_PCM_TSTAMP_ENABLE)
         snd_pcm_sw_params_set_tstamp_type(handle, sw, SND_PCM_TSTAMP_TYPE_MONOTONIC)
         rc = snd_pcm_sw_params(handle, sw)

@@ -80,8 +80,16 @@ struct DiagCommand: ParsableCommand {
                 printError("\(error)")
                 throw ExitCode(1)
             }
-            let end = Double(time(nil)) + feed
-            while Double(time(nil)) < end { dog.feed(); sleep(1) }
+            var ts = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            let end = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 + feed
+            while true {
+                clock_gettime(CLOCK_MONOTONIC, &ts)
+                let now = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+                if now >= end { break }
+                dog.feed()
+                usleep(UInt32(min(1, end - now) * 1_000_000))
+            }
             if then == "disarm" {
                 dog.disarm()
                 print("watchdog disarmed")

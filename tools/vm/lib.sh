@@ -10,7 +10,7 @@ CACHE=${STAGEBOX_VM_CACHE:-$HOME/.cache/stagebox-vm}
 STAGEBOX=${STAGEBOX:-$CHECKOUT/.build/debug/stagebox}
 PLAYREC=$CACHE/bin/playrec
 # A guest half exits with this when the rig failed rather than the program under test
-# (tools/vm/run uses it for its own failures too); vm_run then tries once more.
+# (tools/vm/run uses it for its own failures too); attempts then tries once more.
 RIG_FAILED=122
 
 # The last line a scenario prints is its reason (tools/vm/test shows it).
@@ -69,18 +69,44 @@ need_playrec() {
 	fi
 }
 
-# vm_run RUN-ARGS...: tools/vm/run, once more when the rig failed (status 122, from run
-# itself or from a guest half that found the rig at fault). Never retried: a program
-# that gave a wrong result or died (125), or a timeout (124).
-vm_run() {
-	local status=0
-	"$VM/run" "$@" || status=$?
-	if [ "$status" = "$RIG_FAILED" ]; then
-		echo "--- the rig failed (status $status): trying once more"
-		status=0
-		"$VM/run" "$@" || status=$?
-	fi
+# attempts FUNCTION ARGS...: run FUNCTION (a scenario's whole host half) in a subshell,
+# and once more when it exits 122: the rig failed, not the program under test (run's
+# own verdict, or a scenario's, e.g. stagebox counted an xrun the scenario did not
+# provoke: the emulated CPU lost real time). Never retried: a wrong result, a guest
+# that died (125), a timeout (124).
+attempts() {
+	local status try
+	for try in 1 2; do
+		# Not "(...) || status=$?": errexit would be off in the subshell.
+		set +e
+		(
+			set -e
+			"$@"
+		)
+		status=$?
+		set -e
+		[[ $status == "$RIG_FAILED" && $try == 1 ]] || break
+		echo "--- the rig failed (above): trying once more"
+	done
 	return "$status"
+}
+
+# guest RUN-ARGS... -- COMMAND...: tools/vm/run, its output shown and kept in
+# $SCENARIO_TMP/guest.out; a failure ends the attempt with the reason: its last line.
+guest() {
+	local status reason
+	set +e
+	"$VM/run" "$@" 2>&1 | tee "$SCENARIO_TMP/guest.out"
+	status=${PIPESTATUS[0]}
+	set -e
+	[ "$status" = 0 ] && return 0
+	reason=$(grep -v '^[[:space:]]*$' "$SCENARIO_TMP/guest.out" | tail -n 1)
+	case $status in
+	"$RIG_FAILED") rig_fail "${reason#rig: }" ;;
+	124) fail "timeout: $reason" ;;
+	125) fail "the guest died: $reason" ;;
+	*) fail "the guest half failed (status $status): $reason" ;;
+	esac
 }
 
 # --- guest half ---
@@ -105,7 +131,8 @@ pause() { read -rt "$1" -u "$PAUSE_FD" _ || true; }
 
 # stagebox_config FILE FORMAT: the codec loop between the rig's two cables, as the
 # scenarios run it: capture hw:Loopback,0,0 (fed by hw:Loopback,1,0), playback
-# hw:Loopback,0,1 (heard at hw:Loopback,1,1), 48 kHz stereo, 256 x 4, SCHED_FIFO 70.
+# hw:Loopback,0,1 (heard at hw:Loopback,1,1), 48 kHz stereo, 256 x 4, SCHED_FIFO 70;
+# no diagnostics console (stdout carries the statistics line).
 stagebox_config() {
 	cat >"$1" <<-EOF
 		[audio]
@@ -118,6 +145,9 @@ stagebox_config() {
 		period = ${PERIOD:-256}
 		periods = ${PERIODS:-4}
 		rt_priority = 70
+
+		[console]
+		device = "none"
 
 		[[connect]]
 		from = "codec.in"
