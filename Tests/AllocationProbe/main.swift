@@ -25,7 +25,8 @@ func countAudioThreadAllocation(_ size: Int) {
 
 let measured = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 10_000 : 10_000
 let period = 64, warmup = 200
-let frames = (warmup + measured + 50) * period
+// Room for the watcher below to arm late on a busy machine; the probe stops the loop itself.
+let frames = (warmup + measured) * period * 3
 stagebox_alsa_silence_errors()
 
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stagebox-alloc-\(getpid())")
@@ -71,9 +72,10 @@ thread.start()
 while control.framesProcessed.load(ordering: .relaxed) < warmup * period { usleep(200) }
 let armedAt = control.framesProcessed.load(ordering: .relaxed)
 armed.store(true, ordering: .relaxed)
-while control.framesProcessed.load(ordering: .relaxed) < (warmup + measured + 10) * period { usleep(200) }
+while control.framesProcessed.load(ordering: .relaxed) < armedAt + (measured + 10) * period { usleep(200) }
 armed.store(false, ordering: .relaxed)
 let periodsArmed = (control.framesProcessed.load(ordering: .relaxed) - armedAt) / period
+control.requestStop()
 thread.join()
 MallocInterposerSwift.unhook()
 driver.close()
