@@ -47,7 +47,7 @@ let package = Package(
         ]),
         // The server side of the client bus: client ports on the audio thread.
         .target(name: "StageboxClients", dependencies: [
-            "StageboxBus", "StageboxProtocol", "StageboxControls", "CLinux",
+            "StageboxBus", "StageboxProtocol", "StageboxControls", "StageboxRealtime", "CLinux",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The client library (Swift): usable without the rest of Stagebox.

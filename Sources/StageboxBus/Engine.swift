@@ -175,11 +175,6 @@ public final class Engine: @unchecked Sendable {
         control.withLock { _ in exchange.collect() }
     }
 
-    /// Checks that a connection could be made (ports exist, directions, channel counts).
-    public func validate(_ connection: Connection) throws(BusError) {
-        try control.withLock { state throws(BusError) in try Self.validate(connection, in: state.ports) }
-    }
-
     private static func validate(_ c: Connection, in ports: [Port]) throws(BusError) {
         guard let from = ports.first(where: { $0.descriptor.name == c.from }) else { throw .noSuchPort(c.from) }
         guard let to = ports.first(where: { $0.descriptor.name == c.to }) else { throw .noSuchPort(c.to) }

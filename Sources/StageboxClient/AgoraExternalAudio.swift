@@ -104,10 +104,8 @@ public final class AgoraExternalAudio: @unchecked Sendable {
         while observing.load(ordering: .relaxed) {
             guard sink.waitForData(frames: frames, timeoutSeconds: 0.1) else { continue }
             sink.receive(int16: buffer, frames: frames)
-            var ts = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &ts)
             let frame = AgoraAudioFrame(samplesPerChannel: frames, channels: sinkChannels, samplesPerSec: sinkRate,
-                                        buffer: buffer, renderTimeMs: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
+                                        buffer: buffer, renderTimeMs: Int64(monotonicSeconds() * 1000))
             _ = observer?.onPlaybackAudioFrame(frame)
         }
     }

@@ -26,12 +26,12 @@ public final class FilterPort: @unchecked Sendable {
     private weak var client: BusClient?
 
     init(client: BusClient, info: PortInfo, fds: [Int32], process: @escaping Process) throws(BusClientError) {
-        guard fds.count == 4 else { fds.forEach { Glibc_close($0) }; throw .connection("filter port came with \(fds.count) descriptors, not 4") }
+        guard fds.count == 4 else { fds.forEach { closeDescriptor($0) }; throw .connection("filter port came with \(fds.count) descriptors, not 4") }
         do {
             fromBus = try SharedRing.map(fileDescriptor: fds[0])
             toBus = try SharedRing.map(fileDescriptor: fds[1])
         } catch {
-            fds.forEach { Glibc_close($0) }
+            fds.forEach { closeDescriptor($0) }
             throw .connection("cannot map the port's shared memory: \(error)")
         }
         wakeMe = EventFD(adopting: fds[2])

@@ -34,6 +34,9 @@ final class RateAdapter {
 
     deinit { if let state { src_delete(state) } }
 
+    /// How far a port's fill may wander before drift is corrected: four periods or 10 ms.
+    static func band(period: Int, busRate: Int) -> Double { Double(max(4 * period, busRate / 100)) }
+
     private func makeState() {
         var error: Int32 = 0
         state = src_new(Int32(SRC_SINC_FASTEST), Int32(channels), &error)
@@ -65,9 +68,6 @@ final class RateAdapter {
         let correction = max(-0.02, min(0.02, 0.003 * error + integral))
         ratio = nominalRatio * (1 - correction)
     }
-
-    /// The fill level the controller holds (bus frames).
-    var targetFill: Double { target }
 
     /// Converts `frames` interleaved input frames; calls `emit` with the output. `output` must
     /// have room for `maxOutput(for:)` frames.

@@ -32,7 +32,7 @@ public final class ReceiverPort: @unchecked Sendable {
         chunk = client.period
         let busRate = client.sampleRate
         adapter = RateAdapter(channels: channels, nominalRatio: Double(sampleRate) / Double(busRate),
-                              band: Double(max(4 * client.period, busRate / 100)))
+                              band: RateAdapter.band(period: client.period, busRate: busRate))
         busBlock = [Float](repeating: 0, count: chunk * ring.channels)
         fifo = [Float](repeating: 0, count: 16384 * channels)
         integers = [Float](repeating: 0, count: 8192 * channels)

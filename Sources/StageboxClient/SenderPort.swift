@@ -27,7 +27,7 @@ public final class SenderPort: @unchecked Sendable {
         state = client.state(of: info.name)
         let busRate = client.sampleRate
         adapter = RateAdapter(channels: channels, nominalRatio: Double(busRate) / Double(sampleRate),
-                              band: Double(max(4 * client.period, busRate / 100)))
+                              band: RateAdapter.band(period: client.period, busRate: busRate))
         converted = [Float](repeating: 0, count: 8192 * channels)
         integers = [Float](repeating: 0, count: 8192 * channels)
     }
@@ -110,18 +110,18 @@ import Glibc
 import Musl
 #endif
 
-func Glibc_close(_ fd: Int32) { close(fd) }
+func closeDescriptor(_ fd: Int32) { close(fd) }
 
 /// Maps the ring and adopts the wakeup that came with a sender's or receiver's creation.
 func mapRingAndWake(_ fds: [Int32], port: String) throws(BusClientError) -> (SharedRing, EventFD) {
     guard fds.count == 2 else {
-        fds.forEach { Glibc_close($0) }
+        fds.forEach { closeDescriptor($0) }
         throw .connection("\(port) port came with \(fds.count) descriptors, not 2")
     }
     do {
         return (try SharedRing.map(fileDescriptor: fds[0]), EventFD(adopting: fds[1]))
     } catch {
-        Glibc_close(fds[1])
+        closeDescriptor(fds[1])
         throw .connection("cannot map the port's shared memory: \(error)")
     }
 }

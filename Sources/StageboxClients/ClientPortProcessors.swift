@@ -1,5 +1,6 @@
 import StageboxBus
 import StageboxProtocol
+import StageboxRealtime
 import Synchronization
 
 /// Counters of one client port that the audio thread keeps and others read.
@@ -135,13 +136,13 @@ final class ClientFilterProcessor: PortProcessor, @unchecked Sendable {
         toClient.write(planar: { UnsafePointer(buffer.channel($0)) }, frames: frames,
                        timestamp: .init(ringPosition: 0, codecFrame: cycle.framePosition, hostNanos: cycle.hostTimeNanos))
         wakeClient.signal()
-        let start = monotonicNanos()
+        let start = monotonicNanoseconds()
         while true {
             if fromClient.read(planar: { buffer.channel($0) }, frames: frames) {
                 missesInARow = 0
                 return
             }
-            let left = deadlineNanos - (monotonicNanos() - start)
+            let left = deadlineNanos - (monotonicNanoseconds() - start)
             if left <= 0 { break }
             _ = wakeServer.wait(timeoutNanos: left)
         }
@@ -151,17 +152,4 @@ final class ClientFilterProcessor: PortProcessor, @unchecked Sendable {
         counters.deadlineMisses.add(1, ordering: .relaxed)
         if missesInARow >= lateAfter { counters.late.store(true, ordering: .relaxed) }
     }
-}
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
-@inline(__always)
-func monotonicNanos() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }

@@ -84,10 +84,7 @@ public final class ALSADriver: @unchecked Sendable {
 
     /// Closes both streams (a file PCM writes out what it held back).
     public func close() {
-        if let cap = capture, let play = playback, linked.load(ordering: .relaxed) {
-            snd_pcm_unlink(cap.handle)
-            _ = play
-        }
+        if let cap = capture, linked.load(ordering: .relaxed) { snd_pcm_unlink(cap.handle) }
         capture = nil
         playback = nil
         fds?.deallocate()

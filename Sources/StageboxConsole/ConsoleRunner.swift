@@ -1,3 +1,4 @@
+import StageboxRealtime
 import Synchronization
 
 #if canImport(Glibc)
@@ -86,9 +87,7 @@ public final class ConsoleRunner: @unchecked Sendable {
             send(editor.prompt)
         case .discarded(let note)?:
             // Noise from a mis-set baud rate: a short note now and then, never a flood.
-            var ts = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &ts)
-            let now = Int64(ts.tv_sec)
+            let now = monotonicNanoseconds() / 1_000_000_000
             if now != lastNote {
                 lastNote = now
                 send("\r\n(\(note))\r\n" + editor.prompt + editor.line)

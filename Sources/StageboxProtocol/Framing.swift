@@ -11,8 +11,6 @@ public struct Framed<Message: Sendable>: Sendable {
 
 /// The frame: u32 length of what follows, u16 message type, u32 request id, the body.
 public enum Frame {
-    public static let headerSize = 10
-
     static func wrap(type: UInt16, requestID: UInt32, body: [UInt8]) -> [UInt8] {
         var w = WireWriter()
         w.u32(UInt32(6 + body.count))

@@ -2,6 +2,7 @@ import ArgumentParser
 import StageboxConsole
 import StageboxControls
 import StageboxLifecycle
+import StageboxRealtime
 
 #if canImport(Glibc)
 import Glibc
@@ -80,15 +81,12 @@ struct DiagCommand: ParsableCommand {
                 printError("\(error)")
                 throw ExitCode(1)
             }
-            var ts = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &ts)
-            let end = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 + feed
+            let end = monotonicNanoseconds() + Int64(feed * 1e9)
             while true {
-                clock_gettime(CLOCK_MONOTONIC, &ts)
-                let now = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-                if now >= end { break }
+                let left = end - monotonicNanoseconds()
+                if left <= 0 { break }
                 dog.feed()
-                usleep(UInt32(min(1, end - now) * 1_000_000))
+                usleep(UInt32(min(1_000_000_000, left) / 1000))
             }
             if then == "disarm" {
                 dog.disarm()
