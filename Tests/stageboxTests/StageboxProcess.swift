@@ -1,7 +1,8 @@
 import StageboxTestSupport
 import Foundation
 
-/// Runs the `stagebox` binary built next to the test bundle.
+/// Runs the `stagebox` binary built next to the test bundle, or the one `STAGEBOX_BINARY`
+/// names (tools/test points it at the fully static release build from tools/build-static).
 struct StageboxProcess {
     struct Result {
         var status: Int32
@@ -11,6 +12,9 @@ struct StageboxProcess {
     }
 
     static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["STAGEBOX_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         return exe.deletingLastPathComponent().appendingPathComponent("stagebox")
     }
