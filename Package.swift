@@ -51,7 +51,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The client library (Swift): usable without the rest of Stagebox.
-        .target(name: "StageboxClient", dependencies: ["StageboxProtocol", "CLinux", "CSampleRate"]),
+        .target(name: "StageboxClient", dependencies: ["StageboxProtocol", "StageboxRealtime", "CLinux", "CSampleRate"]),
         // The C client library's implementation (the header is include/stagebox_client.h).
         .target(name: "StageboxClientC", dependencies: ["StageboxClient"]),
         // Buttons, LEDs and triggers.

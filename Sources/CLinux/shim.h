@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -104,4 +105,20 @@ static inline ssize_t stagebox_recv_with_fds(int sock, void *buf, size_t len, in
     }
     return n;
 }
+/* A close-on-exec Unix stream socket. SOCK_* are enum constants in glibc's headers and plain
+   macros in musl's, so Swift would need two spellings. */
+static inline int stagebox_unix_stream_socket(int nonblocking) {
+    return socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+}
+
+/* A close-on-exec Unix datagram socket (systemd's notification socket). */
+static inline int stagebox_unix_datagram_socket(void) {
+    return socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+}
+
+/* WDIOC_SETTIMEOUT: asks the watchdog driver for a timeout; it answers with the one it took. */
+static inline int stagebox_watchdog_set_timeout(int fd, int *seconds) {
+    return ioctl(fd, (unsigned long)0xC0045706 /* _IOWR('W', 6, int) */, seconds);
+}
+
 #endif

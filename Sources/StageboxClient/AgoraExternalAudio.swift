@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import StageboxRealtime
 
 /// A frame of 16-bit audio as Agora's `AudioFrame` describes it.
 public struct AgoraAudioFrame {
@@ -32,7 +33,7 @@ public final class AgoraExternalAudio: @unchecked Sendable {
     private var sink: ReceiverPort?
     private var sinkRate = 0
     private var sinkChannels = 0
-    private var observerThread: pthread_t?
+    private var observerThread: PosixThread?
     private var observer: AgoraAudioFrameObserver?
     private let observing = Atomic<Bool>(false)
 
@@ -81,19 +82,17 @@ public final class AgoraExternalAudio: @unchecked Sendable {
     public func setPlaybackAudioFrameObserver(_ newObserver: AgoraAudioFrameObserver?) {
         if observing.load(ordering: .relaxed) {
             observing.store(false, ordering: .relaxed)
-            if let t = observerThread { pthread_join(t, nil) }
+            observerThread?.join()
             observerThread = nil
         }
         observer = newObserver
         guard newObserver != nil, sink != nil else { return }
         observing.store(true, ordering: .relaxed)
         let box = Unmanaged.passUnretained(self).toOpaque()
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { arg in
+        observerThread = try? PosixThread.start({ arg in
             Unmanaged<AgoraExternalAudio>.fromOpaque(arg!).takeUnretainedValue().observe()
             return nil
-        }, box)
-        observerThread = tid
+        }, box).get()
     }
 
     private func observe() {

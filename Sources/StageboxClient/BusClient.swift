@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import StageboxRealtime
 
 /// The Audiobus-style controller: connects a program to a running stagebox and makes its ports.
 ///
@@ -23,7 +24,7 @@ public final class BusClient: @unchecked Sendable {
     private let muted = Mutex<Set<String>>([])
     private let refresh = Atomic<Bool>(true)
     private let running = Atomic<Bool>(true)
-    private var refresher: pthread_t?
+    private var refresher: PosixThread?
     private let handlers = Mutex<[@Sendable (BusEvent) -> Void]>([])
     private let ownPorts = Mutex<[String: PortState]>([:])
 
@@ -40,7 +41,7 @@ public final class BusClient: @unchecked Sendable {
         guard running.exchange(false, ordering: .relaxed) else { return }
         if let r = refresher {
             // The last reference may be dropped on the refresher thread itself.
-            if pthread_equal(r, pthread_self()) != 0 { pthread_detach(r) } else { pthread_join(r, nil) }
+            r.joinOrDetach()
         }
         connection.disconnect()
     }
@@ -162,16 +163,14 @@ public final class BusClient: @unchecked Sendable {
     private func startRefresher() {
         // Weak: the refresher must not keep the client alive; it ends when the client closes.
         let box = Unmanaged.passRetained(WeakClient(self)).toOpaque()
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { arg in
+        refresher = try? PosixThread.start({ arg in
             let weak = Unmanaged<WeakClient>.fromOpaque(arg!).takeRetainedValue()
             while let me = weak.client, me.running.load(ordering: .relaxed) {
                 if me.refresh.exchange(false, ordering: .relaxed) { me.refreshConnections() }
                 usleep(5000)
             }
             return nil
-        }, box)
-        refresher = tid
+        }, box).get()
     }
 
     private func refreshConnections() {

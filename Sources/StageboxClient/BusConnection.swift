@@ -7,6 +7,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import StageboxRealtime
 
 /// Why talking to the bus failed.
 public enum BusClientError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -40,7 +41,7 @@ public final class BusConnection: @unchecked Sendable {
     public private(set) var period = 0
     public private(set) var serverVersion = ""
     private let fd: Int32
-    private var reader: pthread_t?
+    private var reader: PosixThread?
     private let nextID = Atomic<UInt32>(1)
     private let sendLock = Mutex<Void>(())
     private let state = Mutex<State>(State())
@@ -57,7 +58,7 @@ public final class BusConnection: @unchecked Sendable {
     public init(socketPath: String, name: String, timeoutSeconds: Double = 5) throws(BusClientError) {
         self.socketPath = socketPath
         self.clientName = name
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        fd = stagebox_unix_stream_socket(0)
         guard fd >= 0 else { throw .connection("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -103,7 +104,7 @@ public final class BusConnection: @unchecked Sendable {
         if let r = reader {
             // An event handler may drop the last reference to its client, and so call this on
             // the reader thread itself: that thread then ends on its own after the handler.
-            if pthread_equal(r, pthread_self()) != 0 { pthread_detach(r) } else { pthread_join(r, nil) }
+            r.joinOrDetach()
         }
         for (_, fds) in state.withLock({ $0.answers.values }) { fds.forEach { close($0) } }
     }
@@ -139,12 +140,10 @@ public final class BusConnection: @unchecked Sendable {
     /// the last outside reference cannot pull the object from under it.
     private func startReader() {
         let box = Unmanaged.passRetained(self).toOpaque()
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { arg in
+        reader = try? PosixThread.start({ arg in
             Unmanaged<BusConnection>.fromOpaque(arg!).takeRetainedValue().readLoop()
             return nil
-        }, box)
-        reader = tid
+        }, box).get()
     }
 
     private func readLoop() {

@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import StageboxRealtime
 
 /// A filter port: the bus hands the program each period, the program processes it in place and
 /// hands it back within the deadline (Audiobus's `ABAudioFilterPort`). The processing runs on
@@ -22,7 +23,7 @@ public final class FilterPort: @unchecked Sendable {
     private let process: Process
     private let period: Int
     private let running = Atomic<Bool>(true)
-    private var thread: pthread_t?
+    private var thread: PosixThread?
     private weak var client: BusClient?
 
     init(client: BusClient, info: PortInfo, fds: [Int32], process: @escaping Process) throws(BusClientError) {
@@ -53,17 +54,15 @@ public final class FilterPort: @unchecked Sendable {
     public func stop() {
         guard running.exchange(false, ordering: .relaxed) else { return }
         wakeMe.signal()
-        if let t = thread { pthread_join(t, nil) }
+        thread?.join()
     }
 
     private func start() {
         let box = Unmanaged.passUnretained(self).toOpaque()
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { arg in
+        thread = try? PosixThread.start({ arg in
             Unmanaged<FilterPort>.fromOpaque(arg!).takeUnretainedValue().loop()
             return nil
-        }, box)
-        thread = tid
+        }, box).get()
     }
 
     private func loop() {

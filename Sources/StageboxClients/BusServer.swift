@@ -10,6 +10,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import StageboxRealtime
 
 /// Why the bus server could not start.
 public struct BusServerError: Error, Sendable, CustomStringConvertible {
@@ -37,7 +38,7 @@ public final class BusServer: @unchecked Sendable {
     let period: Int
     private var listener: Int32 = -1
     private let wake: EventFD
-    private var thread: pthread_t?
+    private var thread: PosixThread?
     private let stopping = Atomic<Bool>(false)
     /// Events raised on other threads, broadcast by the server thread.
     private let pendingEvents = Mutex<[BusEvent]>([])
@@ -86,7 +87,7 @@ public final class BusServer: @unchecked Sendable {
         let path = settings.socketPath
         try Self.prepareDirectory(of: path)
         try Self.removeStaleSocket(at: path)
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = stagebox_unix_stream_socket(1)
         guard fd >= 0 else { throw BusServerError(path: path, what: "socket", code: errno) }
         var address = try Self.address(path)
         let bound = withUnsafePointer(to: &address) {
@@ -94,20 +95,18 @@ public final class BusServer: @unchecked Sendable {
         }
         guard bound == 0 else { let e = errno; close(fd); throw BusServerError(path: path, what: "bind", code: e) }
         chmod(path, 0o660)
-        if let group = getgrnam("audio") { chown(path, uid_t.max, group.pointee.gr_gid) }
+        if let gid = Self.groupID(named: "audio") { chown(path, uid_t.max, gid) }
         guard listen(fd, 16) == 0 else { let e = errno; close(fd); throw BusServerError(path: path, what: "listen", code: e) }
         listener = fd
         triggers.onChange { [weak self] name, state in
             self?.post(.triggerChanged(name: name, state: state.rawValue))
         }
         let box = Unmanaged.passRetained(self).toOpaque()
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { arg in
+        thread = try? PosixThread.start({ arg in
             let me = Unmanaged<BusServer>.fromOpaque(arg!).takeRetainedValue()
             me.serve()
             return nil
-        }, box)
-        thread = tid
+        }, box).get()
         logger.info("bus: listening on \(path)")
     }
 
@@ -115,7 +114,7 @@ public final class BusServer: @unchecked Sendable {
     public func stop() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
         wake.signal()
-        if let t = thread { pthread_join(t, nil) }
+        thread?.join()
         thread = nil
         close(listener)
         unlink(settings.socketPath)
@@ -125,6 +124,20 @@ public final class BusServer: @unchecked Sendable {
     public func post(_ event: BusEvent) {
         pendingEvents.withLock { $0.append(event) }
         wake.signal()
+    }
+
+    /// The group's id from /etc/group. Read directly rather than through getgrnam: in a
+    /// statically linked glibc binary getgrnam needs the NSS shared libraries, which the
+    /// appliance's image does not carry.
+    static func groupID(named name: String, groupFile: String = "/etc/group") -> gid_t? {
+        guard let file = fopen(groupFile, "r") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 4096)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let fields = String(cString: line).split(separator: ":", omittingEmptySubsequences: false)
+            if fields.count >= 3, fields[0] == name, let gid = gid_t(fields[2]) { return gid }
+        }
+        return nil
     }
 
     private static func prepareDirectory(of path: String) throws(BusServerError) {
@@ -139,7 +152,7 @@ public final class BusServer: @unchecked Sendable {
     /// stagebox running, and we refuse to take its place.
     private static func removeStaleSocket(at path: String) throws(BusServerError) {
         guard access(path, F_OK) == 0 else { return }
-        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let probe = stagebox_unix_stream_socket(0)
         defer { close(probe) }
         var address = try address(path)
         let rc = withUnsafePointer(to: &address) {

@@ -16,7 +16,7 @@ public final class ConsoleRunner: @unchecked Sendable {
     private let output: Int32
     private var editor: LineEditor
     private let running = Atomic<Bool>(false)
-    private var thread: pthread_t?
+    private var thread: PosixThread?
     private var savedTerminal: termios?
     private var lastNote: Int64 = 0
 
@@ -46,17 +46,15 @@ public final class ConsoleRunner: @unchecked Sendable {
         guard !running.exchange(true, ordering: .relaxed) else { return }
         send("Stagebox console. Type help.\r\n" + editor.prompt)
         let box = Unmanaged.passRetained(self).toOpaque()
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { arg in
+        thread = try? PosixThread.start({ arg in
             Unmanaged<ConsoleRunner>.fromOpaque(arg!).takeRetainedValue().loop()
             return nil
-        }, box)
-        thread = tid
+        }, box).get()
     }
 
     public func stop() {
         guard running.exchange(false, ordering: .relaxed) else { return }
-        if let t = thread { pthread_join(t, nil) }
+        thread?.join()
         thread = nil
         if var t = savedTerminal { tcsetattr(input, TCSANOW, &t) }
     }

@@ -17,7 +17,7 @@ public enum RealtimeOutcome: Sendable, Equatable {
 /// A plain pthread rather than a Swift task: the audio thread must never be suspended
 /// by a cooperative executor, and it asks the kernel for SCHED_FIFO itself.
 public final class RealtimeThread: @unchecked Sendable {
-    private var thread: pthread_t?
+    private var thread: PosixThread?
     private let body: () -> Void
 
     /// Locks all current and future memory so that the audio thread never page-faults.
@@ -43,19 +43,19 @@ public final class RealtimeThread: @unchecked Sendable {
     /// Starts the thread.
     public func start() {
         let box = Unmanaged.passRetained(self).toOpaque()
-        var tid = pthread_t()
-        let rc = pthread_create(&tid, nil, { arg in
+        switch PosixThread.start({ arg in
             let me = Unmanaged<RealtimeThread>.fromOpaque(arg!).takeRetainedValue()
             me.body()
             return nil
-        }, box)
-        precondition(rc == 0, "pthread_create failed: \(rc)")
-        thread = tid
+        }, box) {
+        case .success(let started): thread = started
+        case .failure(let error): preconditionFailure("\(error)")
+        }
     }
 
     /// Waits for the thread to end.
     public func join() {
-        if let t = thread { pthread_join(t, nil); thread = nil }
+        thread?.join(); thread = nil
     }
 }
 
