@@ -57,7 +57,7 @@ let package = Package(
         // Buttons, LEDs and triggers.
         .target(name: "StageboxControls", dependencies: ["CGPIOD"]),
         // The watchdog and the audio lifecycle.
-        .target(name: "StageboxLifecycle"),
+        .target(name: "StageboxLifecycle", dependencies: ["CLinux", "StageboxRealtime"]),
         // The serial console.
         .target(name: "StageboxConsole", dependencies: ["StageboxBus", "StageboxControls", "StageboxRealtime"]),
         // The executable that wires everything together.
@@ -72,6 +72,7 @@ let package = Package(
         .target(name: "StageboxTestSupport", path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
+        .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle", "CLinux"]),
         .testTarget(name: "StageboxBusTests", dependencies: ["StageboxBus"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxCodecTests", dependencies: [

@@ -40,10 +40,11 @@ public struct ConfigParser {
             case "tone": if let t = table(root, key) { readTone(t, into: &config.tone) }
             case "bus": if let t = table(root, key) { readBus(t, into: &config.bus) }
             case "console": if let t = table(root, key) { readConsole(t, into: &config.console) }
+            case "watchdog": if let t = table(root, key) { readWatchdog(t, into: &config.watchdog) }
             case "connect": config.connections = readConnections(root[key]!)
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
-                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [[connect]]"))
+                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [[connect]]"))
             }
         }
         return config
@@ -103,6 +104,13 @@ public struct ConfigParser {
             fields.problem("baud", "\(baud) is not a supported rate",
                            allowed: ConsoleSection.baudRates.map(String.init).joined(separator: ", "))
         }
+        problems = fields.parser.problems
+    }
+
+    private mutating func readWatchdog(_ t: TOMLTable, into watchdog: inout WatchdogSection) {
+        var fields = Fields(parser: self, table: t, section: "watchdog", allowedKeys: ["device", "timeout"])
+        fields.string("device", &watchdog.device, nonEmpty: true)
+        fields.int("timeout", &watchdog.timeout, range: 2...600)
         problems = fields.parser.problems
     }
 

@@ -4,6 +4,7 @@ public struct StageboxConfiguration: Sendable, Equatable {
     public var tone = ToneSection()
     public var bus = BusSection()
     public var console = ConsoleSection()
+    public var watchdog = WatchdogSection()
     public var connections: [ConnectEntry] = [ConnectEntry(from: "codec.in", to: "codec.out")]
 
     public init() {}
@@ -68,6 +69,16 @@ public struct ConsoleSection: Sendable, Equatable {
     public init() {}
 
     public static let baudRates = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600]
+}
+
+/// `[watchdog]`: the hardware watchdog that resets a board whose audio loop stopped.
+public struct WatchdogSection: Sendable, Equatable {
+    /// A watchdog device such as `/dev/watchdog`, or `none`.
+    public var device = "none"
+    /// Seconds without progress before the board resets.
+    public var timeout = 15
+
+    public init() {}
 }
 
 /// `[[connect]]`: a connection made at start.

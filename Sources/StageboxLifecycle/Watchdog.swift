@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CLinux
 
 /// The kernel watchdog device: opening it arms it, every write feeds it, and writing `V`
 /// just before closing disarms it (the magic close). Stagebox feeds it only while the audio
@@ -25,6 +26,14 @@ public final class Watchdog: @unchecked Sendable {
     }
 
     deinit { if fd >= 0 { close(fd) } }
+
+    /// Asks the driver for a timeout; returns the one it took (drivers round), or nil when it
+    /// cannot change it (then the driver's own default or module parameter stands).
+    public func setTimeout(seconds: Int) -> Int? {
+        guard fd >= 0 else { return nil }
+        var value = Int32(seconds)
+        return stagebox_watchdog_set_timeout(fd, &value) == 0 ? Int(value) : nil
+    }
 
     /// Resets the watchdog's countdown.
     public func feed() {

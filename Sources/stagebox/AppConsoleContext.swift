@@ -4,6 +4,7 @@ import StageboxCodec
 import StageboxConfig
 import StageboxConsole
 import StageboxControls
+import StageboxLifecycle
 import StageboxRealtime
 import Synchronization
 
@@ -22,11 +23,11 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let control: DriverControl
     let server: BusServer?
     let configuration: [String]
-    let watchdog: String? = nil
+    let watchdogFeeder: WatchdogFeeder
     private let history = Mutex<[XrunRecord]>([])
 
     init(loaded: LoadedConfig, driver: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
-         server: BusServer?) {
+         server: BusServer?, watchdog: WatchdogFeeder) {
         let audio = loaded.config.audio
         self.driver = driver
         sampleRate = audio.rate
@@ -37,6 +38,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         self.triggers = triggers
         self.control = control
         self.server = server
+        watchdogFeeder = watchdog
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "
@@ -44,13 +46,15 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
                      "[tone] signal=\(loaded.config.tone.signal) frequency=\(loaded.config.tone.frequency) "
                          + "level_db=\(loaded.config.tone.levelDB)",
                      "[bus] socket=\(loaded.config.bus.socket)",
-                     "[console] device=\(loaded.config.console.device) baud=\(loaded.config.console.baud)"]
+                     "[console] device=\(loaded.config.console.device) baud=\(loaded.config.console.baud)",
+                     "[watchdog] device=\(loaded.config.watchdog.device) timeout=\(loaded.config.watchdog.timeout)"]
         lines += loaded.problems.isEmpty ? ["no problems"] : ["problems (the defaults are in effect):"]
             + loaded.problems.map { "  \($0)" }
         configuration = lines
     }
 
     var statistics: AudioStatistics { control.statistics }
+    var watchdog: String? { watchdogFeeder.describe() }
 
     var clients: [ClientSummary] {
         (server?.clients ?? []).map { c in

@@ -8,6 +8,7 @@ import StageboxCodec
 import StageboxControls
 import StageboxConfig
 import StageboxConsole
+import StageboxLifecycle
 import StageboxRealtime
 
 struct RunCommand: ParsableCommand {
@@ -65,8 +66,10 @@ struct RunCommand: ParsableCommand {
         let control = DriverControl(frameLimit: frames ?? 0)
         let audio = configuration.audio
         let driverName = simulate ? "simulated" : "ALSA capture \(audio.capture), playback \(audio.playback)"
+        let watchdog = Self.startWatchdog(configuration.watchdog, logger: logger)
+        defer { watchdog.stop() }
         let context = AppConsoleContext(loaded: loaded, driver: driverName, engine: engine, triggers: triggers,
-                                        control: control, server: server)
+                                        control: control, server: server, watchdog: watchdog)
         let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
         let console = startConsole(configuration.console, context: context, logger: logger)
         // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
@@ -76,7 +79,8 @@ struct RunCommand: ParsableCommand {
         }
         defer { console?.stop() }
         if simulate {
-            try runSimulated(engine: engine, control: control, audio: audio, events: events, logger: logger)
+            try runSimulated(engine: engine, control: control, audio: audio, events: events, watchdog: watchdog,
+                             logger: logger)
         } else {
             let parameters = ALSAParameters(
                 captureDevice: audio.capture, playbackDevice: audio.playback,
@@ -86,7 +90,7 @@ struct RunCommand: ParsableCommand {
             let driver = ALSADriver(parameters: parameters, engine: engine, control: control,
                                     pacing: freeRun ? .free : .automatic)
             do {
-                try driver.supervise(logger: logger) { tick(control, events) }
+                try driver.supervise(logger: logger) { tick(control, events, watchdog) }
             } catch {
                 logger.critical("\(error)")
                 throw ExitCode(1)
@@ -125,6 +129,27 @@ struct RunCommand: ParsableCommand {
         }
     }
 
+    /// Opens the watchdog the configuration names (and systemd's, when it started us). A
+    /// watchdog that cannot be opened is logged, and stagebox runs without it.
+    static func startWatchdog(_ section: WatchdogSection, logger: Logger) -> WatchdogFeeder {
+        var hardware: Watchdog?
+        var timeout: Int?
+        if section.device != "none" {
+            do {
+                let dog = try Watchdog(path: section.device)
+                timeout = dog.setTimeout(seconds: section.timeout)
+                if timeout == nil { logger.warning("watchdog \(section.device): the driver keeps its own timeout") }
+                hardware = dog
+                logger.info("watchdog \(section.device) armed\(timeout.map { ", timeout \($0) s" } ?? ""); fed while audio runs")
+            } catch {
+                logger.error("\(error); running without the hardware watchdog")
+            }
+        }
+        let systemd = SystemdNotifier()
+        systemd?.notify("READY=1")
+        return WatchdogFeeder(hardware: hardware, timeoutSeconds: timeout, systemd: systemd)
+    }
+
     /// The triggers Stagebox always has: `mute` toggles the codec inputs' mute.
     static func builtinTriggers(_ engine: Engine) -> TriggerBoard {
         let triggers = TriggerBoard()
@@ -154,7 +179,7 @@ struct RunCommand: ParsableCommand {
     }
 
     private func runSimulated(engine: Engine, control: DriverControl, audio: AudioSection, events: EventLog,
-                              logger: Logger) throws {
+                              watchdog: WatchdogFeeder, logger: Logger) throws {
         var writer: AudioFileWriter?
         if let output {
             do {
@@ -170,7 +195,7 @@ struct RunCommand: ParsableCommand {
         logger.info("simulated board: \(audio.inputs) in, \(audio.outputs) out, \(audio.rate) Hz, \(audio.period) frames per period")
         var writeError: AudioFileError?
         let (_, outcome) = AudioThreadRunner.run(priority: audio.rtPriority, tick: {
-            tick(control, events)
+            tick(control, events, watchdog)
             do throws(AudioFileError) { try driver.drainOutput() } catch { writeError = error; control.requestStop() }
         }) { driver.runLoop() }
         if case .refused = outcome {
@@ -191,7 +216,8 @@ enum SerialPorts {
 }
 
 /// The control thread's periodic work while audio runs.
-private func tick(_ control: DriverControl, _ events: EventLog) {
+private func tick(_ control: DriverControl, _ events: EventLog, _ watchdog: WatchdogFeeder) {
     if StopSignals.stopRequested { control.requestStop() }
     events.drain()
+    watchdog.tick(framesProcessed: control.framesProcessed.load(ordering: .relaxed))
 }

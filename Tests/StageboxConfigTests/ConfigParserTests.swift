@@ -63,7 +63,18 @@ import Testing
             """)
         #expect(p == [
             "box.toml:3: audio.sample_rate: unknown key (allowed: capture, playback, rate, format, inputs, outputs, period, periods, rt_priority)",
-            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [bus], [console], [[connect]])",
+            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [bus], [console], [watchdog], [[connect]])",
+        ])
+    }
+
+    @Test func theWatchdogSectionIsReadAndChecked() {
+        let (config, none) = ConfigParser.parse("[watchdog]\ndevice = \"/dev/watchdog\"\ntimeout = 10\n", file: "box.toml")
+        #expect(none.isEmpty)
+        #expect(config.watchdog == { var w = WatchdogSection(); w.device = "/dev/watchdog"; w.timeout = 10; return w }())
+        #expect(StageboxConfiguration.defaults.watchdog.device == "none")
+        #expect(problems("[watchdog]\ntimeout = 1\nbite = true\n") == [
+            "box.toml:3: watchdog.bite: unknown key (allowed: device, timeout)",
+            "box.toml:2: watchdog.timeout: 1 is out of range (allowed: 2–600)",
         ])
     }
 
