@@ -23,10 +23,13 @@ extension ALSADriver {
                 continue
             }
             backoffMs = 100
-            logger.info(Logger.Message(stringLiteral: "ALSA: capture '\(parameters.captureDevice)' \(parameters.inputs) ch, playback "
+            let playbackOnly = parameters.captureDevice == ALSAParameters.noCapture
+            let captureText = playbackOnly ? "none (the codec inputs are silent)"
+                : "'\(parameters.captureDevice)' \(parameters.inputs) ch"
+            logger.info(Logger.Message(stringLiteral: "ALSA: capture \(captureText), playback "
                         + "'\(parameters.playbackDevice)' \(parameters.outputs) ch, \(parameters.format.rawValue) "
                         + "\(parameters.sampleRate) Hz, \(parameters.period) × \(parameters.periods) frames"))
-            if !linked.load(ordering: .relaxed) {
+            if !linked.load(ordering: .relaxed) && !playbackOnly {
                 logger.notice(Logger.Message(stringLiteral: "ALSA: the streams cannot be linked (snd_pcm_link: Function not implemented "
                               + "on user-space plugins); starting both by hand"))
             }

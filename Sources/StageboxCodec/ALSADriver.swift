@@ -61,21 +61,25 @@ public final class ALSADriver: @unchecked Sendable {
 
     // MARK: Control thread
 
-    /// Opens and configures both streams and links them.
+    /// Opens and configures both streams and links them. A capture device named `none` (a DAC
+    /// without an ADC) opens playback alone; the codec inputs then carry silence.
     public func open() throws(ALSAError) {
         close()
         let p = parameters
-        let cap = try PCMDevice(name: p.captureDevice, stream: SND_PCM_STREAM_CAPTURE, channels: p.inputs,
+        var cap: PCMDevice?
+        if p.captureDevice != ALSAParameters.noCapture {
+            cap = try PCMDevice(name: p.captureDevice, stream: SND_PCM_STREAM_CAPTURE, channels: p.inputs,
                                 parameters: p, config: config)
+        }
         let play = try PCMDevice(name: p.playbackDevice, stream: SND_PCM_STREAM_PLAYBACK, channels: p.outputs,
                                  parameters: p, config: config)
         capture = cap
         playback = play
-        linked.store(snd_pcm_link(cap.handle, play.handle) == 0, ordering: .relaxed)
-        captureFDs = cap.pollDescriptorCount
+        linked.store(cap.map { snd_pcm_link($0.handle, play.handle) == 0 } ?? false, ordering: .relaxed)
+        captureFDs = cap?.pollDescriptorCount ?? 0
         playbackFDs = play.pollDescriptorCount
         let all = UnsafeMutablePointer<pollfd>.allocate(capacity: captureFDs + playbackFDs)
-        cap.fillPollDescriptors(all, count: captureFDs)
+        cap?.fillPollDescriptors(all, count: captureFDs)
         play.fillPollDescriptors(all + captureFDs, count: playbackFDs)
         fds = all
         snd_pcm_status_malloc(&captureStatus)
@@ -100,9 +104,10 @@ public final class ALSADriver: @unchecked Sendable {
     /// Runs the loop until a stop is requested, the frame limit is reached, or the device goes away.
     /// Returns nil after a normal stop. Allocates nothing and takes no lock.
     public func runLoop() -> ALSAError? {
-        guard let cap = capture, let play = playback, let fds else {
-            return .call(device: parameters.captureDevice, what: "runLoop before open", code: -Int32(EBADFD))
+        guard let play = playback, let fds else {
+            return .call(device: parameters.playbackDevice, what: "runLoop before open", code: -Int32(EBADFD))
         }
+        let cap = capture // nil: playback only
         let stats = control.statistics
         stats.audioThread.store(currentThreadID(), ordering: .relaxed)
         defer { stats.audioThread.store(0, ordering: .relaxed) }
@@ -126,7 +131,7 @@ public final class ALSADriver: @unchecked Sendable {
                 }
                 if rc < 0 { continue } // EINTR: a signal for someone else; wait again.
                 var revents: UInt16 = 0
-                snd_pcm_poll_descriptors_revents(cap.handle, fds, UInt32(captureFDs), &revents)
+                if let cap { snd_pcm_poll_descriptors_revents(cap.handle, fds, UInt32(captureFDs), &revents) }
                 snd_pcm_poll_descriptors_revents(play.handle, fds + captureFDs, UInt32(playbackFDs), &revents)
             case 1:
                 sleepUntil(monotonicNanos: nextDeadline)
@@ -135,11 +140,12 @@ public final class ALSADriver: @unchecked Sendable {
                 break
             }
             let now = monotonicNanoseconds()
-            noteWakeup(at: now, cap)
+            noteWakeup(at: now, cap ?? play)
 
             // Process every whole period both streams have room for.
             while !control.shouldStop() {
-                let ca = snd_pcm_avail_update(cap.handle)
+                // Without capture the playback side alone says when a period is due.
+                let ca = cap.map { snd_pcm_avail_update($0.handle) } ?? snd_pcm_sframes_t(period)
                 if ca < 0 {
                     if let e = recover(cap, play, code: Int32(ca), inCapture: true, at: now, kind: .captureXrun) { return e }
                     break
@@ -151,10 +157,16 @@ public final class ALSADriver: @unchecked Sendable {
                 }
                 if ca < period || pa < period { break }
                 let t0 = monotonicNanoseconds()
+                let waiting = cap == nil ? 0 : Int64(ca) // frames captured before this wakeup
                 let cycle = CycleInfo(framePosition: framePosition,
-                                      hostTimeNanos: t0 - Int64(ca) * 1_000_000_000 / Int64(parameters.sampleRate),
+                                      hostTimeNanos: t0 - waiting * 1_000_000_000 / Int64(parameters.sampleRate),
                                       sampleRate: parameters.sampleRate)
-                let got = cap.transfer(engine.captureBuffer, frames: period)
+                var got = period
+                if let cap {
+                    got = cap.transfer(engine.captureBuffer, frames: period)
+                } else {
+                    engine.captureBuffer.clear(frames: period)
+                }
                 if got < 0 {
                     if let e = recover(cap, play, code: Int32(got), inCapture: true, at: t0, kind: .captureXrun) { return e }
                     break
@@ -171,19 +183,21 @@ public final class ALSADriver: @unchecked Sendable {
                 if waitMode.load(ordering: .relaxed) == 1 { break } // the timer paces one period at a time
             }
         }
-        snd_pcm_drop(cap.handle)
+        if let cap { snd_pcm_drop(cap.handle) }
         if !linked.load(ordering: .relaxed) { snd_pcm_drop(play.handle) }
         return nil
     }
 
     /// Pre-fills playback with a whole buffer of silence and starts both streams together.
-    private func start(_ cap: PCMDevice, _ play: PCMDevice) -> ALSAError? {
-        snd_pcm_prepare(cap.handle)
+    private func start(_ cap: PCMDevice?, _ play: PCMDevice) -> ALSAError? {
+        if let cap { snd_pcm_prepare(cap.handle) }
         if !linked.load(ordering: .relaxed) { snd_pcm_prepare(play.handle) }
         let filled = play.writeSilence(frames: parameters.bufferFrames)
         if filled < 0 { return classify(Int32(filled), play) }
-        let rc = snd_pcm_start(cap.handle)
-        if rc < 0 { return classify(rc, cap) }
+        if let cap {
+            let rc = snd_pcm_start(cap.handle)
+            if rc < 0 { return classify(rc, cap) }
+        }
         if !linked.load(ordering: .relaxed) {
             let rc = snd_pcm_start(play.handle)
             if rc < 0 { return classify(rc, play) }
@@ -203,10 +217,10 @@ public final class ALSADriver: @unchecked Sendable {
         return nil
     }
 
-    private func recordTriggers(_ cap: PCMDevice, _ play: PCMDevice) {
+    private func recordTriggers(_ cap: PCMDevice?, _ play: PCMDevice) {
         guard let cs = captureStatus, let ps = playbackStatus else { return }
         var ts = snd_htimestamp_t()
-        if snd_pcm_status(cap.handle, cs) == 0 {
+        if let cap, snd_pcm_status(cap.handle, cs) == 0 {
             snd_pcm_status_get_trigger_htstamp(cs, &ts)
             captureTrigger.store(Int(nanoseconds(ts)), ordering: .relaxed)
         }
@@ -219,7 +233,7 @@ public final class ALSADriver: @unchecked Sendable {
     /// Counts a wakeup that came more than 1.8 periods after the previous one, and how late
     /// it came after the device's own timestamp of the period boundary.
     @inline(__always)
-    private func noteWakeup(at now: Int64, _ cap: PCMDevice) {
+    private func noteWakeup(at now: Int64, _ stamped: PCMDevice) {
         let stats = control.statistics
         if lastWake > 0, waitMode.load(ordering: .relaxed) != 2 {
             let gap = now - lastWake
@@ -232,7 +246,7 @@ public final class ALSADriver: @unchecked Sendable {
         if waitMode.load(ordering: .relaxed) == 0 {
             var avail: snd_pcm_uframes_t = 0
             var ts = snd_htimestamp_t()
-            if snd_pcm_htimestamp(cap.handle, &avail, &ts) == 0 {
+            if snd_pcm_htimestamp(stamped.handle, &avail, &ts) == 0 {
                 let stamp = nanoseconds(ts)
                 if stamp > 0 && stamp <= now { stats.recordWakeupLateness(nanos: Int(now - stamp)) }
             }
@@ -241,9 +255,9 @@ public final class ALSADriver: @unchecked Sendable {
 
     /// Recovers from an error of one stream: counts it, then restarts both streams together so
     /// that capture and playback stay aligned. Returns an error only when the device is gone.
-    private func recover(_ cap: PCMDevice, _ play: PCMDevice, code: Int32, inCapture: Bool, at time: Int64,
+    private func recover(_ cap: PCMDevice?, _ play: PCMDevice, code: Int32, inCapture: Bool, at time: Int64,
                          kind: AudioEvent.Kind) -> ALSAError? {
-        let failing = inCapture ? cap : play
+        let failing = inCapture ? (cap ?? play) : play
         if let gone = classify(code, failing) { return gone }
         let stats = control.statistics
         if kind != .pollTimeout {
@@ -263,7 +277,7 @@ public final class ALSADriver: @unchecked Sendable {
                 tries += 1
             }
         }
-        snd_pcm_drop(cap.handle)
+        if let cap { snd_pcm_drop(cap.handle) }
         if !linked.load(ordering: .relaxed) { snd_pcm_drop(play.handle) }
         if let error = start(cap, play) { return error }
         control.report(reported, at: time, duration: monotonicNanoseconds() - time)

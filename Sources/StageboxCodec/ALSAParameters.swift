@@ -1,5 +1,9 @@
 /// What the ALSA driver asks of the codec.
 public struct ALSAParameters: Sendable, Equatable {
+    /// The capture device name of a codec without inputs (a DAC alone).
+    public static let noCapture = "none"
+
+    /// The ALSA capture PCM, or `none`.
     public var captureDevice: String
     public var playbackDevice: String
     public var format: SampleFormat

@@ -34,6 +34,32 @@ import StageboxRealtime
         #expect(stats.captureXruns == 0 && stats.playbackXruns == 0)
     }
 
+    @Test func aDACWithoutCaptureRunsPlaybackAlone() throws {
+        // capture = "none": playback is opened alone and paces the loop; the codec inputs are
+        // silence, and the tone mixed into the outputs is what the DAC plays.
+        let rig = try ALSATestRig(inputBytes: [])
+        defer { rig.remove() }
+        let period = 64, frames = 64 * 40
+        let engine = try Engine.passthrough(period: period)
+        try engine.connect(from: "tone", to: "codec.out")
+        let control = DriverControl(frameLimit: frames)
+        let p = ALSATestRig.parameters(format: .s16, period: period, capture: ALSAParameters.noCapture)
+        let driver = ALSADriver(parameters: p, engine: engine, control: control, pacing: .free, config: rig.config)
+        try driver.open()
+        #expect(driver.runLoop() == nil)
+        driver.close()
+        let out = try rig.outputBytes()
+        let prefill = p.bufferFrames * 4
+        #expect(out.count == prefill + frames * 4)
+        let samples = stride(from: prefill, to: out.count - 1, by: 2).map { Int16(bitPattern: UInt16(out[$0]) | UInt16(out[$0 + 1]) << 8) }
+        let peak = samples.map { abs(Int($0)) }.max() ?? 0
+        // -20 dBFS sine: a peak of about 3277 of 32767.
+        #expect((3000...3400).contains(peak), "the tone reached the DAC (peak \(peak))")
+        let stats = control.statistics.snapshot()
+        #expect(stats.periods == 40)
+        #expect(stats.captureXruns == 0 && stats.playbackXruns == 0)
+    }
+
     @Test func automaticPacingDoesNotSpinOnAPluginThatDoesNotPace() throws {
         let rig = try ALSATestRig(inputBytes: [])
         defer { rig.remove() }
