@@ -5,6 +5,8 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// `stagebox run --simulate` on a pseudo-terminal, typed at one character at a time.
