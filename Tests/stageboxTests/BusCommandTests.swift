@@ -61,7 +61,9 @@ final class SimulatedBoard {
         try w.close()
         let recorder = Process()
         recorder.executableURL = StageboxProcess.binary
-        recorder.arguments = ["record", s.path("out.wav"), "--port", "rec.in", "--seconds", "1.5", "--encoding", "PCM_16",
+        // 0.5 s of input into a 5 s recording: room for a late start of `play` on a busy machine
+        // (with 1.5 s the end of the input was cut off once).
+        recorder.arguments = ["record", s.path("out.wav"), "--port", "rec.in", "--seconds", "5", "--encoding", "PCM_16",
                               "--socket", board.socket]
         recorder.standardOutput = Pipe()
         try recorder.run()
