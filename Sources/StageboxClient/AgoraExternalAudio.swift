@@ -88,11 +88,8 @@ public final class AgoraExternalAudio: @unchecked Sendable {
         observer = newObserver
         guard newObserver != nil, sink != nil else { return }
         observing.store(true, ordering: .relaxed)
-        let box = Unmanaged.passUnretained(self).toOpaque()
-        observerThread = try? PosixThread.start({ arg in
-            Unmanaged<AgoraExternalAudio>.fromOpaque(arg!).takeUnretainedValue().observe()
-            return nil
-        }, box).get()
+        // Unowned: stop() joins the thread before the object goes away.
+        observerThread = try? PosixThread.start { [unowned self] in self.observe() }.get()
     }
 
     private func observe() {

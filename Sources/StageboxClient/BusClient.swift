@@ -162,15 +162,12 @@ public final class BusClient: @unchecked Sendable {
     /// thread of its own keeps the connection state fresh after events.
     private func startRefresher() {
         // Weak: the refresher must not keep the client alive; it ends when the client closes.
-        let box = Unmanaged.passRetained(WeakClient(self)).toOpaque()
-        refresher = try? PosixThread.start({ arg in
-            let weak = Unmanaged<WeakClient>.fromOpaque(arg!).takeRetainedValue()
-            while let me = weak.client, me.running.load(ordering: .relaxed) {
+        refresher = try? PosixThread.start { [weak self] in
+            while let me = self, me.running.load(ordering: .relaxed) {
                 if me.refresh.exchange(false, ordering: .relaxed) { me.refreshConnections() }
                 usleep(5000)
             }
-            return nil
-        }, box).get()
+        }.get()
     }
 
     private func refreshConnections() {
@@ -183,11 +180,6 @@ public final class BusClient: @unchecked Sendable {
             }
         }
     }
-}
-
-private final class WeakClient: @unchecked Sendable {
-    weak var client: BusClient?
-    init(_ client: BusClient) { self.client = client }
 }
 
 /// What a real-time thread may read about a port without a lock.

@@ -139,11 +139,7 @@ public final class BusConnection: @unchecked Sendable {
     /// The reader thread keeps the connection alive while it runs, so a handler that releases
     /// the last outside reference cannot pull the object from under it.
     private func startReader() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        reader = try? PosixThread.start({ arg in
-            Unmanaged<BusConnection>.fromOpaque(arg!).takeRetainedValue().readLoop()
-            return nil
-        }, box).get()
+        reader = try? PosixThread.start { self.readLoop() }.get()
     }
 
     private func readLoop() {

@@ -58,11 +58,8 @@ public final class FilterPort: @unchecked Sendable {
     }
 
     private func start() {
-        let box = Unmanaged.passUnretained(self).toOpaque()
-        thread = try? PosixThread.start({ arg in
-            Unmanaged<FilterPort>.fromOpaque(arg!).takeUnretainedValue().loop()
-            return nil
-        }, box).get()
+        // Unowned: the port joins the thread before it goes away.
+        thread = try? PosixThread.start { [unowned self] in self.loop() }.get()
     }
 
     private func loop() {

@@ -101,12 +101,7 @@ public final class BusServer: @unchecked Sendable {
         triggers.onChange { [weak self] name, state in
             self?.post(.triggerChanged(name: name, state: state.rawValue))
         }
-        let box = Unmanaged.passRetained(self).toOpaque()
-        thread = try? PosixThread.start({ arg in
-            let me = Unmanaged<BusServer>.fromOpaque(arg!).takeRetainedValue()
-            me.serve()
-            return nil
-        }, box).get()
+        thread = try? PosixThread.start { self.serve() }.get()
         logger.info("bus: listening on \(path)")
     }
 

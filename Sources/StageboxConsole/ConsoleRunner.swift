@@ -45,11 +45,7 @@ public final class ConsoleRunner: @unchecked Sendable {
     public func start() {
         guard !running.exchange(true, ordering: .relaxed) else { return }
         send("Stagebox console. Type help.\r\n" + editor.prompt)
-        let box = Unmanaged.passRetained(self).toOpaque()
-        thread = try? PosixThread.start({ arg in
-            Unmanaged<ConsoleRunner>.fromOpaque(arg!).takeRetainedValue().loop()
-            return nil
-        }, box).get()
+        thread = try? PosixThread.start { self.loop() }.get()
     }
 
     public func stop() {

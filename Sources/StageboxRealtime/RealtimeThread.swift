@@ -42,12 +42,7 @@ public final class RealtimeThread: @unchecked Sendable {
 
     /// Starts the thread.
     public func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        switch PosixThread.start({ arg in
-            let me = Unmanaged<RealtimeThread>.fromOpaque(arg!).takeRetainedValue()
-            me.body()
-            return nil
-        }, box) {
+        switch PosixThread.start({ self.body() }) {
         case .success(let started): thread = started
         case .failure(let error): preconditionFailure("\(error)")
         }
