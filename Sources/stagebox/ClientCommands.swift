@@ -31,6 +31,13 @@ struct BusOptions: ParsableArguments {
             throw ExitCode(1)
         }
     }
+
+    /// Connects as `NAME-PID`, makes one request, and closes; a refusal is printed, exit 1.
+    func request(as name: String, _ body: (BusClient) throws(BusClientError) -> Void) throws {
+        let client = try connect(as: "\(name)-\(getpid())")
+        defer { client.close() }
+        try busRequest { () throws(BusClientError) in try body(client) }
+    }
 }
 
 /// Splits `client.port` into its two parts, or fails naming what is wrong.
@@ -79,9 +86,7 @@ struct ConnectCommand: ParsableCommand {
     @Argument var to: String
 
     func run() throws {
-        let client = try bus.connect(as: "connect-\(getpid())")
-        defer { client.close() }
-        try busRequest { () throws(BusClientError) in try client.connect(from: from, to: to) }
+        try bus.request(as: "connect") { client throws(BusClientError) in try client.connect(from: from, to: to) }
     }
 }
 
@@ -92,9 +97,7 @@ struct DisconnectCommand: ParsableCommand {
     @Argument var to: String
 
     func run() throws {
-        let client = try bus.connect(as: "disconnect-\(getpid())")
-        defer { client.close() }
-        try busRequest { () throws(BusClientError) in try client.disconnect(from: from, to: to) }
+        try bus.request(as: "disconnect") { client throws(BusClientError) in try client.disconnect(from: from, to: to) }
     }
 }
 
@@ -104,9 +107,7 @@ struct MuteCommand: ParsableCommand {
     @Argument var port: String
 
     func run() throws {
-        let client = try bus.connect(as: "mute-\(getpid())")
-        defer { client.close() }
-        try busRequest { () throws(BusClientError) in try client.setMuted(port, true) }
+        try bus.request(as: "mute") { client throws(BusClientError) in try client.setMuted(port, true) }
     }
 }
 
@@ -116,9 +117,7 @@ struct UnmuteCommand: ParsableCommand {
     @Argument var port: String
 
     func run() throws {
-        let client = try bus.connect(as: "unmute-\(getpid())")
-        defer { client.close() }
-        try busRequest { () throws(BusClientError) in try client.setMuted(port, false) }
+        try bus.request(as: "unmute") { client throws(BusClientError) in try client.setMuted(port, false) }
     }
 }
 
@@ -128,9 +127,7 @@ struct TriggerCommand: ParsableCommand {
     @Argument var name: String
 
     func run() throws {
-        let client = try bus.connect(as: "trigger-\(getpid())")
-        defer { client.close() }
-        try busRequest { () throws(BusClientError) in try client.fireTrigger(name) }
+        try bus.request(as: "trigger") { client throws(BusClientError) in try client.fireTrigger(name) }
     }
 }
 
