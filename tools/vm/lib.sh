@@ -160,16 +160,4 @@ alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/n
 
 # need_packages PACKAGE...: install the Debian packages a scenario's host half needs (a fresh
 # CI machine may lack them); the guest sees the host's root, so they are there too.
-need_packages() {
-	local missing=() p sudo=()
-	for p in "$@"; do
-		dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	[ "$(id -u)" = 0 ] || sudo=(sudo)
-	echo "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
-		{ "${sudo[@]}" apt-get update -qq >/dev/null 2>&1 &&
-			DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1; } ||
-		rig_fail "cannot install ${missing[*]}"
-}
+need_packages() { "$CHECKOUT/tools/apt-install" "$@" || rig_fail "cannot install $*"; }
