@@ -40,4 +40,14 @@ public final class AudioBuffer: @unchecked Sendable {
             }
         }
     }
+
+    /// Replaces samples that are not finite (NaN, ±infinity) with silence: what came from a
+    /// client is mixed with everything else, and one NaN would silence the whole mix.
+    @inline(__always)
+    public func replaceNonFinite(frames: Int) {
+        for c in 0..<channels {
+            let p = channel(c)
+            for i in 0..<frames where !p[i].isFinite { p[i] = 0 }
+        }
+    }
 }

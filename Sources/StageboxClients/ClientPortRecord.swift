@@ -16,7 +16,10 @@ public struct ClientPortRecord: Sendable {
     public var underruns: Int { rings.map { $0.ring.underruns }.reduce(0, +) }
     public var overruns: Int { rings.map { $0.ring.overruns }.reduce(0, +) }
     public var fill: Int { rings.first?.ring.available ?? 0 }
-    public var ratio: Double { rings.first?.ring.ratio ?? 1 }
+    /// The fill level the client holds its drift correction at (0 when it does not say).
+    public var targetFill: Int { rings.first?.ring.targetFill ?? 0 }
+    /// The client's conversion ratio (nil when its ring holds nonsense there).
+    public var ratio: Double? { rings.first?.ring.ratio ?? 1 }
 }
 
 /// Keeps a ring reachable from records without making them non-Sendable.

@@ -1,5 +1,6 @@
 import Atomics
 import CLinux
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -13,25 +14,51 @@ import Musl
 /// Positions are frame counters that only grow; the data index is `position % capacity`.
 /// Neither side ever blocks. The producer may drop the oldest frames when the ring is full
 /// (it moves the read position on with a compare-and-swap); the consumer notices and retries.
+///
+/// **The other side is not trusted.** Both sides map the whole ring read-write, so every word
+/// of the header may hold anything. Each side therefore keeps its own positions (the ones it
+/// moves) in private memory, never reads them back from the header, and checks the ones the
+/// other side moves against them before use: a position that goes backwards, a read position
+/// past the write position, or more frames waiting than the ring holds is a `RingFault`, after
+/// which the ring is dead for this side (it reads nothing, writes nothing). No arithmetic on a
+/// shared value can trap, and every loop over shared state is bounded.
+///
+/// `@unchecked Sendable`: the producer state is touched only by the one producing thread and the
+/// consumer state only by the one consuming thread; everything shared goes through atomics or
+/// seqlocks in the mapping, and reports read only atomics.
 public final class SharedRing: @unchecked Sendable {
     public static let magic: UInt32 = 0x5342_5231 // "SBR1"
-    static let headerSize = 4096
-    static let timestampSlots = 64
 
     public let channels: Int
     /// Frames the ring holds.
     public let capacity: Int
     public let fileDescriptor: Int32
-    private let base: UnsafeMutableRawPointer
+    let base: UnsafeMutableRawPointer
     private let mappedSize: Int
-    private let data: UnsafeMutablePointer<Float>
-    private let writePosition: UnsafeAtomic<UInt64>
-    private let readPosition: UnsafeAtomic<UInt64>
-    private let underrunCount: UnsafeAtomic<UInt64>
-    private let overrunCount: UnsafeAtomic<UInt64>
-    private let ratioBits: UnsafeAtomic<UInt64>
-    private let timestampWrites: UnsafeAtomic<UInt64>
-    private let startThresholdFrames: UnsafeAtomic<UInt64>
+    let data: UnsafeMutablePointer<Float>
+    let writePosition: UnsafeAtomic<UInt64>
+    let readPosition: UnsafeAtomic<UInt64>
+    let underrunCount: UnsafeAtomic<UInt64>
+    let overrunCount: UnsafeAtomic<UInt64>
+    let ratioBits: UnsafeAtomic<UInt64>
+    let timestampWrites: UnsafeAtomic<UInt64>
+    let startThresholdFrames: UnsafeAtomic<UInt64>
+    let namesGeneration: UnsafeAtomic<UInt64>
+    let clockGeneration: UnsafeAtomic<UInt64>
+    let clockFrame: UnsafeAtomic<UInt64>
+    let clockNanos: UnsafeAtomic<UInt64>
+    let targetFillFrames: UnsafeAtomic<UInt64>
+    let endPosition: UnsafeAtomic<UInt64>
+
+    // Producer-private: where this side has written to, and the last read position it saw.
+    var produced: UInt64 = 0
+    var lastReadSeen: UInt64 = 0
+    var stampsWritten: UInt64 = 0
+    // Consumer-private: where this side has read to, and the last write position it saw.
+    var consumed: UInt64 = 0
+    var lastWriteSeen: UInt64 = 0
+    /// The first fault this side found (0 = none), for whoever watches the ring.
+    let faultCode = Atomic<UInt8>(0)
 
     /// A block's place on the codec clock.
     public struct Timestamp: Sendable, Equatable {
@@ -50,11 +77,18 @@ public final class SharedRing: @unchecked Sendable {
     }
 
     public static func byteSize(channels: Int, capacity: Int) -> Int {
-        headerSize + channels * capacity * MemoryLayout<Float>.size
+        RingLayout.headerSize + channels * capacity * MemoryLayout<Float>.size
     }
+
+    /// The channel counts and capacities a ring may have.
+    public static let channelRange = 1...(32 * RingLayout.sourceSlots)
+    public static let capacityRange = 16...(1 << 20)
 
     /// Creates a new ring in a fresh memfd (the server side).
     public static func create(name: String, channels: Int, capacity: Int) throws(RingError) -> SharedRing {
+        guard channelRange.contains(channels), capacityRange.contains(capacity) else {
+            throw .invalid("a ring of \(channels) channels and \(capacity) frames is out of range")
+        }
         let fd = stagebox_memfd(name)
         guard fd >= 0 else { throw .system("memfd_create", errno) }
         let size = byteSize(channels: channels, capacity: capacity)
@@ -69,18 +103,21 @@ public final class SharedRing: @unchecked Sendable {
     }
 
     /// Maps a ring received from the other side, checking its header against the file's size.
+    /// The sizes are read once, here; the ring never reads them from the header again.
     public static func map(fileDescriptor fd: Int32) throws(RingError) -> SharedRing {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw .system("fstat", errno) }
         let fileSize = Int(st.st_size)
-        guard fileSize >= headerSize else { throw .invalid("shared memory of \(fileSize) bytes is smaller than a ring header") }
+        guard fileSize >= RingLayout.headerSize, fileSize <= 1 << 30 else {
+            throw .invalid("shared memory of \(fileSize) bytes is not the size of a ring")
+        }
         guard let p = mmap(nil, fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else {
             throw .system("mmap", errno)
         }
         let m = p.load(as: UInt32.self)
         let channels = Int(p.load(fromByteOffset: 4, as: UInt32.self))
         let capacity = Int(p.load(fromByteOffset: 8, as: UInt32.self))
-        guard m == magic, (1...32).contains(channels), (16...(1 << 20)).contains(capacity),
+        guard m == magic, channelRange.contains(channels), capacityRange.contains(capacity),
               byteSize(channels: channels, capacity: capacity) <= fileSize else {
             munmap(p, fileSize)
             throw .invalid("not a Stagebox ring (magic \(m), \(channels) channels, \(capacity) frames, \(fileSize) bytes)")
@@ -97,14 +134,27 @@ public final class SharedRing: @unchecked Sendable {
         func atomic(_ offset: Int) -> UnsafeAtomic<UInt64> {
             UnsafeAtomic(at: (base + offset).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self))
         }
-        writePosition = atomic(64)
-        readPosition = atomic(128)
-        underrunCount = atomic(192)
-        overrunCount = atomic(200)
-        ratioBits = atomic(208)
-        timestampWrites = atomic(216)
-        startThresholdFrames = atomic(224)
-        data = (base + Self.headerSize).assumingMemoryBound(to: Float.self)
+        writePosition = atomic(RingLayout.writePosition)
+        readPosition = atomic(RingLayout.readPosition)
+        underrunCount = atomic(RingLayout.underruns)
+        overrunCount = atomic(RingLayout.overruns)
+        ratioBits = atomic(RingLayout.ratio)
+        timestampWrites = atomic(RingLayout.timestampWrites)
+        startThresholdFrames = atomic(RingLayout.startThreshold)
+        namesGeneration = atomic(RingLayout.namesGeneration)
+        clockGeneration = atomic(RingLayout.clockGeneration)
+        clockFrame = atomic(RingLayout.clockFrame)
+        clockNanos = atomic(RingLayout.clockNanos)
+        targetFillFrames = atomic(RingLayout.targetFill)
+        endPosition = atomic(RingLayout.endPosition)
+        data = (base + RingLayout.headerSize).assumingMemoryBound(to: Float.self)
+        // Whatever the other side did before we mapped the ring is where each side starts.
+        let w = writePosition.load(ordering: .acquiring), r = readPosition.load(ordering: .acquiring)
+        produced = w
+        lastWriteSeen = w
+        consumed = min(r, w)
+        lastReadSeen = min(r, w)
+        stampsWritten = timestampWrites.load(ordering: .relaxed)
     }
 
     deinit {
@@ -112,191 +162,55 @@ public final class SharedRing: @unchecked Sendable {
         close(fileDescriptor)
     }
 
-    // MARK: Both sides
+    // MARK: Faults
 
-    /// Frames waiting to be read.
+    /// The first fault this side found in the ring, if any. A faulted ring moves no audio.
+    public var fault: RingFault? { RingFault(rawValue: faultCode.load(ordering: .relaxed)) }
+
+    func markFault(_ fault: RingFault) {
+        _ = faultCode.compareExchange(expected: 0, desired: fault.rawValue, ordering: .relaxed)
+    }
+
+    var isFaulted: Bool { faultCode.load(ordering: .relaxed) != 0 }
+
+    // MARK: Reports (either side, any thread)
+
+    /// Frames waiting to be read, as the header says (0 when it makes no sense).
     public var available: Int {
         let w = writePosition.load(ordering: .acquiring)
         let r = readPosition.load(ordering: .acquiring)
         return w >= r ? Int(min(w - r, UInt64(capacity))) : 0
     }
 
-    public var underruns: Int { Int(underrunCount.load(ordering: .relaxed)) }
-    public var overruns: Int { Int(overrunCount.load(ordering: .relaxed)) }
+    public var underruns: Int { Self.count(underrunCount.load(ordering: .relaxed)) }
+    public var overruns: Int { Self.count(overrunCount.load(ordering: .relaxed)) }
 
-    /// The resampling ratio the client applies (1 when it does not resample), for reports.
-    public var ratio: Double {
-        get { let b = ratioBits.load(ordering: .relaxed); return b == 0 ? 1 : Double(bitPattern: b) }
-        set { ratioBits.store(newValue.bitPattern, ordering: .relaxed) }
-    }
+    /// A counter from the header as an Int that cannot trap.
+    static func count(_ raw: UInt64) -> Int { Int(min(raw, UInt64(Int.max))) }
 
     public func countUnderrun() { underrunCount.wrappingIncrement(ordering: .relaxed) }
 
-    /// How many frames the consumer waits for before it starts (and after an underrun, starts
-    /// again): the producer's cushion against its own jitter. The producer sets it; 0 = at once.
-    public var startThreshold: Int {
-        get { Int(startThresholdFrames.load(ordering: .relaxed)) }
-        set { startThresholdFrames.store(UInt64(max(0, min(newValue, capacity / 2))), ordering: .relaxed) }
-    }
-
-    // MARK: Producer
-
-    /// Producer: the write position, after dropping the oldest frames if `n` would not fit.
-    @inline(__always)
-    private func makeRoom(for n: Int) -> UInt64 {
-        let w = writePosition.load(ordering: .relaxed)
-        var r = readPosition.load(ordering: .acquiring)
-        while Int(w &- r) + n > capacity {
-            let newRead = w &+ UInt64(n) &- UInt64(capacity)
-            let (exchanged, original) = readPosition.compareExchange(expected: r, desired: newRead,
-                                                                     ordering: .acquiringAndReleasing)
-            if exchanged { overrunCount.wrappingIncrement(ordering: .relaxed); break }
-            r = original
-        }
-        return w
-    }
-
-    /// Writes `frames` interleaved frames. When the ring has no room, the oldest frames are
-    /// dropped to make it, and an overrun is counted. Real-time safe.
-    public func write(_ source: UnsafePointer<Float>, frames: Int, timestamp: Timestamp? = nil) {
-        let n = min(frames, capacity)
-        let w = makeRoom(for: n)
-        copyIn(source + (frames - n) * channels, at: w, frames: n)
-        if let t = timestamp { record(Timestamp(ringPosition: w, codecFrame: t.codecFrame, hostNanos: t.hostNanos)) }
-        writePosition.store(w &+ UInt64(n), ordering: .releasing)
-    }
-
-    /// Writes `frames` frames from planar channels (`channel(c)` gives channel c's samples).
-    public func write(planar channel: (Int) -> UnsafePointer<Float>, frames: Int, timestamp: Timestamp? = nil) {
-        let n = min(frames, capacity)
-        let w = makeRoom(for: n)
-        let start = Int(w % UInt64(capacity))
-        for c in 0..<channels {
-            let src = channel(c)
-            var index = start
-            for i in 0..<n {
-                data[index * channels + c] = src[i]
-                index += 1
-                if index == capacity { index = 0 }
-            }
-        }
-        if let t = timestamp { record(Timestamp(ringPosition: w, codecFrame: t.codecFrame, hostNanos: t.hostNanos)) }
-        writePosition.store(w &+ UInt64(n), ordering: .releasing)
-    }
-
-    private func copyIn(_ source: UnsafePointer<Float>, at position: UInt64, frames: Int) {
-        let start = Int(position % UInt64(capacity))
-        let first = min(frames, capacity - start)
-        (data + start * channels).update(from: source, count: first * channels)
-        if first < frames { data.update(from: source + first * channels, count: (frames - first) * channels) }
-    }
-
-    private func record(_ t: Timestamp) {
-        let slot = Int(timestampWrites.load(ordering: .relaxed) % UInt64(Self.timestampSlots))
-        let p = base + 256 + slot * 24
-        p.storeBytes(of: t.ringPosition, as: UInt64.self)
-        p.storeBytes(of: t.codecFrame, toByteOffset: 8, as: Int64.self)
-        p.storeBytes(of: t.hostNanos, toByteOffset: 16, as: Int64.self)
-        timestampWrites.wrappingIncrement(ordering: .releasing)
-    }
-
-    // MARK: Consumer
-
-    /// Reads exactly `frames` interleaved frames into `destination`, or returns false (and
-    /// reads nothing) when fewer are waiting. Real-time safe.
-    public func read(into destination: UnsafeMutablePointer<Float>, frames: Int) -> Bool {
-        while true {
-            let r = readPosition.load(ordering: .acquiring)
-            let w = writePosition.load(ordering: .acquiring)
-            guard Int(w &- r) >= frames else { return false }
-            let start = Int(r % UInt64(capacity))
-            let first = min(frames, capacity - start)
-            destination.update(from: data + start * channels, count: first * channels)
-            if first < frames { (destination + first * channels).update(from: data, count: (frames - first) * channels) }
-            // If the producer dropped frames under us, what we copied may be torn: try again.
-            if readPosition.compareExchange(expected: r, desired: r &+ UInt64(frames), ordering: .acquiringAndReleasing).exchanged {
-                return true
-            }
-        }
-    }
-
-    /// Reads exactly `frames` frames into planar channels, or returns false when fewer are waiting.
-    public func read(planar channel: (Int) -> UnsafeMutablePointer<Float>, frames: Int) -> Bool {
-        while true {
-            let r = readPosition.load(ordering: .acquiring)
-            let w = writePosition.load(ordering: .acquiring)
-            guard Int(w &- r) >= frames else { return false }
-            let start = Int(r % UInt64(capacity))
-            for c in 0..<channels {
-                let dst = channel(c)
-                var index = start
-                for i in 0..<frames {
-                    dst[i] = data[index * channels + c]
-                    index += 1
-                    if index == capacity { index = 0 }
-                }
-            }
-            if readPosition.compareExchange(expected: r, desired: r &+ UInt64(frames), ordering: .acquiringAndReleasing).exchanged {
-                return true
-            }
-        }
-    }
-
-    // MARK: Sources of a separate-streams receiver
-
-    /// How many sources a separate-streams ring carries side by side.
-    public static let sourceSlots = 8
-    static let namesOffset = 2048
-    static let nameSize = 64
-
-    /// Control side: names the sources in their slots (a seqlock: the generation is odd while
-    /// the table is being written).
-    public func setSourceNames(_ names: [String]) {
-        let generation = base.advanced(by: 232).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self)
-        let gen = UnsafeAtomic<UInt64>(at: generation)
-        gen.wrappingIncrement(ordering: .acquiringAndReleasing)
-        for slot in 0..<Self.sourceSlots {
-            let p = base + Self.namesOffset + slot * Self.nameSize
-            let bytes = slot < names.count ? Array(names[slot].utf8.prefix(Self.nameSize - 1)) : []
-            for (i, b) in bytes.enumerated() { p.storeBytes(of: b, toByteOffset: i, as: UInt8.self) }
-            p.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
-        }
-        gen.wrappingIncrement(ordering: .acquiringAndReleasing)
-    }
-
-    /// The source in each slot (empty: none), read consistently.
-    public func sourceNames() -> [String] {
-        let gen = UnsafeAtomic<UInt64>(at: base.advanced(by: 232).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self))
-        while true {
-            let before = gen.load(ordering: .acquiring)
-            if before % 2 == 1 { continue }
-            var names: [String] = []
-            for slot in 0..<Self.sourceSlots {
-                let p = (base + Self.namesOffset + slot * Self.nameSize).assumingMemoryBound(to: UInt8.self)
-                var n = 0
-                while n < Self.nameSize - 1 && p[n] != 0 { n += 1 }
-                names.append(String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self))
-            }
-            if gen.load(ordering: .acquiring) == before { return names }
-        }
-    }
-
-    /// The timestamp of the newest block at or before ring position `position`, if still kept.
-    public func timestamp(atOrBefore position: UInt64) -> Timestamp? {
-        let written = timestampWrites.load(ordering: .acquiring)
-        var best: Timestamp?
-        for k in 0..<UInt64(min(written, UInt64(Self.timestampSlots))) {
-            let slot = Int((written - 1 - k) % UInt64(Self.timestampSlots))
-            let p = base + 256 + slot * 24
-            let t = Timestamp(ringPosition: p.load(as: UInt64.self), codecFrame: p.load(fromByteOffset: 8, as: Int64.self),
-                              hostNanos: p.load(fromByteOffset: 16, as: Int64.self))
-            if t.ringPosition <= position { best = t; break }
-        }
-        return best
-    }
-
-    /// The ring position the next read starts at.
+    /// The ring position the next read starts at (the header's word, as it stands).
     public var readPositionNow: UInt64 { readPosition.load(ordering: .acquiring) }
+}
+
+/// What one side found wrong in a ring the other side can write.
+public enum RingFault: UInt8, Sendable, CustomStringConvertible {
+    case readPositionWentBack = 1
+    case writePositionWentBack = 2
+    case readPastWrite = 3
+    case moreThanCapacity = 4
+    case positionOutOfRange = 5
+
+    public var description: String {
+        switch self {
+        case .readPositionWentBack: return "the read position went backwards"
+        case .writePositionWentBack: return "the write position went backwards"
+        case .readPastWrite: return "the read position is past the write position"
+        case .moreThanCapacity: return "more frames are waiting than the ring holds"
+        case .positionOutOfRange: return "a position is out of range"
+        }
+    }
 }
 
 /// Why a ring could not be made or mapped.

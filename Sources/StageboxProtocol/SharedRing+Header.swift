@@ -1,0 +1,101 @@
+extension SharedRing {
+    // MARK: Words the client sets for the server
+
+    /// How many frames the consumer waits for before it starts (and after an underrun, starts
+    /// again): the producer's cushion against its own jitter. The producer sets it; 0 = at once.
+    /// Read back as at most half the ring, whatever the header holds.
+    public var startThreshold: Int {
+        get { Int(min(startThresholdFrames.load(ordering: .relaxed), UInt64(capacity / 2))) }
+        set { startThresholdFrames.store(UInt64(max(0, min(newValue, capacity / 2))), ordering: .relaxed) }
+    }
+
+    /// The resampling ratio the client applies, for reports: nil when the header holds
+    /// something that is not a ratio (not finite, not positive, or absurd).
+    public var ratio: Double? {
+        get {
+            let b = ratioBits.load(ordering: .relaxed)
+            if b == 0 { return 1 }
+            let r = Double(bitPattern: b)
+            return r.isFinite && r > 0 && r < 1000 ? r : nil
+        }
+        set { ratioBits.store((newValue ?? 1).bitPattern, ordering: .relaxed) }
+    }
+
+    /// The fill level the client's drift correction holds, for reports (at most the capacity).
+    public var targetFill: Int {
+        get { Int(min(targetFillFrames.load(ordering: .relaxed), UInt64(capacity))) }
+        set { targetFillFrames.store(UInt64(max(0, min(newValue, capacity))), ordering: .relaxed) }
+    }
+
+    // MARK: The codec clock, which the server sets every period
+
+    /// Server: where the period being processed sits on the codec clock (a seqlock).
+    @inline(__always)
+    public func setClock(codecFrame: Int64, hostNanos: Int64) {
+        clockGeneration.wrappingIncrement(ordering: .acquiringAndReleasing)
+        clockFrame.store(UInt64(bitPattern: codecFrame), ordering: .relaxed)
+        clockNanos.store(UInt64(bitPattern: hostNanos), ordering: .relaxed)
+        clockGeneration.wrappingIncrement(ordering: .acquiringAndReleasing)
+    }
+
+    /// Client: the codec frame and monotonic time of the newest period, read consistently, or
+    /// nil while none has been set or the writer keeps rewriting it.
+    public func clock() -> (codecFrame: Int64, hostNanos: Int64)? {
+        for _ in 0..<8 {
+            let before = clockGeneration.load(ordering: .acquiring)
+            if before == 0 { return nil }
+            if before % 2 == 1 { continue }
+            let frame = Int64(bitPattern: clockFrame.load(ordering: .relaxed))
+            let nanos = Int64(bitPattern: clockNanos.load(ordering: .relaxed))
+            if clockGeneration.load(ordering: .acquiring) == before { return (frame, nanos) }
+        }
+        return nil
+    }
+
+    // MARK: Sources of a separate-streams receiver
+
+    /// How many sources a separate-streams ring carries side by side.
+    public static let sourceSlots = RingLayout.sourceSlots
+
+    /// Server: names the sources in their slots (a seqlock: the generation is odd while the
+    /// table is being written).
+    public func setSourceNames(_ names: [String]) {
+        namesGeneration.wrappingIncrement(ordering: .acquiringAndReleasing)
+        for slot in 0..<Self.sourceSlots {
+            let p = base + RingLayout.names + slot * RingLayout.nameSize
+            let bytes = slot < names.count ? Array(names[slot].utf8.prefix(RingLayout.nameSize - 1)) : []
+            for (i, b) in bytes.enumerated() { p.storeBytes(of: b, toByteOffset: i, as: UInt8.self) }
+            p.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
+        }
+        namesGeneration.wrappingIncrement(ordering: .acquiringAndReleasing)
+    }
+
+    /// Client: the source in each slot (empty: none), read consistently. Bytes that are not a
+    /// port name's (letters, digits, `.`, `_`, `-`) make the slot empty; after a bounded number
+    /// of tries at a table that keeps changing, every slot reads empty.
+    public func sourceNames() -> [String] {
+        for _ in 0..<64 {
+            let before = namesGeneration.load(ordering: .acquiring)
+            if before % 2 == 1 { continue }
+            var names: [String] = []
+            for slot in 0..<Self.sourceSlots {
+                let p = (base + RingLayout.names + slot * RingLayout.nameSize).assumingMemoryBound(to: UInt8.self)
+                var n = 0
+                while n < RingLayout.nameSize - 1 && p[n] != 0 { n += 1 }
+                let bytes = UnsafeBufferPointer(start: p, count: n)
+                let valid = bytes.allSatisfy { PortNameRules.isNameByte($0) }
+                names.append(valid ? String(decoding: bytes, as: UTF8.self) : "")
+            }
+            if namesGeneration.load(ordering: .acquiring) == before { return names }
+        }
+        return Array(repeating: "", count: Self.sourceSlots)
+    }
+}
+
+/// What a port name may be made of, for checks that have no engine at hand.
+public enum PortNameRules {
+    @inline(__always)
+    public static func isNameByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x5F || b == 0x2D
+    }
+}
