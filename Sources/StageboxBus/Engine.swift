@@ -44,6 +44,8 @@ public final class Engine: @unchecked Sendable {
     }
 
     private let control: Mutex<ControlState>
+    /// Who hears about every change, whoever made it (see `onChange`).
+    private let listeners = Mutex<[@Sendable (EngineChange) -> Void]>([])
     private let exchange: SnapshotExchange<GraphSnapshot>
     /// Set by the first period: before it, graph changes need no fades.
     private let running = Atomic<Bool>(false)
@@ -80,6 +82,19 @@ public final class Engine: @unchecked Sendable {
     }
 
     // MARK: Control side
+
+    /// Calls `listener` after every change to the graph or a mute, whoever made it (a bus
+    /// request, the console, a trigger, the configuration): the one place changes are announced.
+    /// It runs on the thread that made the change, after the engine's lock is released.
+    public func onChange(_ listener: @escaping @Sendable (EngineChange) -> Void) {
+        listeners.withLock { $0.append(listener) }
+    }
+
+    private func announce(_ changes: [EngineChange]) {
+        guard !changes.isEmpty else { return }
+        let all = listeners.withLock { $0 }
+        for change in changes { for listener in all { listener(change) } }
+    }
 
     /// The ports on the bus, in creation order.
     public var ports: [PortDescriptor] {
@@ -119,6 +134,7 @@ public final class Engine: @unchecked Sendable {
             }
             state.ports.append(port)
         }
+        announce([.portAdded(descriptor.name)])
         return port
     }
 
@@ -127,13 +143,16 @@ public final class Engine: @unchecked Sendable {
         if [BuiltinPort.codecIn, BuiltinPort.codecOut, BuiltinPort.tone].contains(name) {
             throw .builtinPort(name)
         }
+        var hadConnections = false
         try change { state throws(BusError) in
             guard let index = state.ports.firstIndex(where: { $0.descriptor.name == name }) else {
                 throw .noSuchPort(name)
             }
             state.ports.remove(at: index)
+            hadConnections = state.connections.contains { $0.from == name || $0.to == name }
             state.connections.removeAll { $0.from == name || $0.to == name }
         }
+        announce([.portRemoved(name)] + (hadConnections ? [.connectionsChanged] : []))
     }
 
     /// Connects a sender or filter to a filter or receiver.
@@ -148,6 +167,7 @@ public final class Engine: @unchecked Sendable {
             }
             state.connections = all
         }
+        announce([.connectionsChanged])
     }
 
     /// Removes a connection (it fades out over one period).
@@ -160,13 +180,14 @@ public final class Engine: @unchecked Sendable {
             }
             state.connections.remove(at: index)
         }
+        announce([.connectionsChanged])
     }
 
     /// Mutes or unmutes a port: its output becomes silence (faded over one period).
     public func setMuted(_ name: String, _ muted: Bool) throws(BusError) {
         let port = control.withLock { state in state.ports.first { $0.descriptor.name == name } }
         guard let port else { throw .noSuchPort(name) }
-        port.muted.store(muted, ordering: .relaxed)
+        if port.muted.exchange(muted, ordering: .relaxed) != muted { announce([.muteChanged(port: name, muted: muted)]) }
     }
 
     /// Releases graph snapshots (and with them removed ports and their processors) that the
@@ -211,4 +232,12 @@ public final class Engine: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A change to the bus, as the engine announces it.
+public enum EngineChange: Sendable, Equatable {
+    case portAdded(String)
+    case portRemoved(String)
+    case connectionsChanged
+    case muteChanged(port: String, muted: Bool)
 }

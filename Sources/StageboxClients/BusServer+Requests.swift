@@ -25,20 +25,16 @@ extension BusServer {
             session.ports[full] = nil
             publish()
             reply(session, id, .ok)
-            broadcast(.portRemoved(full))
-            broadcast(.connectionsChanged)
         case .listPorts:
             reply(session, id, .ports(portInfos()))
         case .listConnections:
             reply(session, id, .connections(engine.connections.map { ($0.from, $0.to) }))
         case let .connect(from, to):
-            perform(session, id, event: .connectionsChanged) { () throws(BusError) in try engine.connect(from: from, to: to) }
+            perform(session, id) { () throws(BusError) in try engine.connect(from: from, to: to) }
         case let .disconnect(from, to):
-            perform(session, id, event: .connectionsChanged) { () throws(BusError) in try engine.disconnect(from: from, to: to) }
+            perform(session, id) { () throws(BusError) in try engine.disconnect(from: from, to: to) }
         case let .setMuted(port, muted):
-            perform(session, id, event: .muteChanged(port: port, muted: muted)) { () throws(BusError) in
-                try engine.setMuted(port, muted)
-            }
+            perform(session, id) { () throws(BusError) in try engine.setMuted(port, muted) }
         case .consoleLine(let line):
             guard let console = consoleHandler.withLock({ $0 }) else {
                 return reply(session, id, .error(.refused, "this stagebox has no console"))
@@ -76,12 +72,11 @@ extension BusServer {
                                     period: period, clientName: name))
     }
 
-    private func perform(_ session: ClientSession, _ id: UInt32, event: BusEvent,
-                         _ body: () throws(BusError) -> Void) {
+    /// Makes a change and answers; the engine announces the change itself.
+    private func perform(_ session: ClientSession, _ id: UInt32, _ body: () throws(BusError) -> Void) {
         do throws(BusError) {
             try body()
             reply(session, id, .ok)
-            broadcast(event)
         } catch {
             reply(session, id, .error(Self.code(for: error), error.description))
         }

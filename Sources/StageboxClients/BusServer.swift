@@ -45,6 +45,8 @@ public final class BusServer: @unchecked Sendable {
     /// A copy of the client table for other threads (the console, `stagebox clients`).
     private let published = Mutex<[ClientReport]>([])
     private var sessions: [ClientSession] = []
+    /// Clients disconnected because their shared memory was found corrupt.
+    public let ringFaults = Atomic<Int>(0)
     /// Runs console lines for `stagebox console` over the socket (set once the console exists).
     public let consoleHandler = Mutex<ConsoleHandler?>(nil)
 
@@ -101,6 +103,8 @@ public final class BusServer: @unchecked Sendable {
         triggers.onChange { [weak self] name, state in
             self?.post(.triggerChanged(name: name, state: state.rawValue))
         }
+        // Every change is announced from the engine's own change path, whoever made it.
+        engine.onChange { [weak self] change in self?.post(BusEvent(change)) }
         thread = try? PosixThread.start { self.serve() }.get()
         logger.info("bus: listening on \(path)")
     }
@@ -182,6 +186,7 @@ public final class BusServer: @unchecked Sendable {
             fds += polled.map { pollfd(fd: $0.socket, events: Int16(POLLIN), revents: 0) }
             let rc = poll(&fds, nfds_t(fds.count), 100)
             engine.collect()
+            disconnectFaultedClients()
             nameSeparateSources(sessions)
             if rc <= 0 { continue }
             if fds[1].revents != 0 {
@@ -195,7 +200,7 @@ public final class BusServer: @unchecked Sendable {
             if fds[0].revents & Int16(POLLIN) != 0 { accept() }
         }
         broadcast(.serverStopping)
-        for session in sessions { end(session, reason: "server stopping", announce: false) }
+        for session in sessions { end(session, reason: "server stopping") }
     }
 
     private func accept() {
@@ -262,14 +267,10 @@ public final class BusServer: @unchecked Sendable {
 
     /// Ends a session: its ports leave the bus (their connections fade out), its memory and
     /// descriptors are released once the audio thread has let go of them.
-    func end(_ session: ClientSession, reason: String, announce: Bool = true) {
+    func end(_ session: ClientSession, reason: String) {
         guard let index = sessions.firstIndex(where: { $0 === session }) else { return }
         sessions.remove(at: index)
-        for name in session.ports.keys.sorted() {
-            try? engine.removePort(name)
-            if announce { broadcast(.portRemoved(name)) }
-        }
-        if announce && !session.ports.isEmpty { broadcast(.connectionsChanged) }
+        for name in session.ports.keys.sorted() { try? engine.removePort(name) }
         session.ports = [:]
         publish()
         logger.info("bus: \(session.label) left: \(reason)")
@@ -283,5 +284,27 @@ public final class BusServer: @unchecked Sendable {
     }
 
     var sessionNames: [String] { sessions.compactMap(\.name) }
+
+    /// A client whose ring the audio thread found corrupt has already been silenced there; here
+    /// it is counted, named in one log line, and disconnected. Nobody else notices.
+    private func disconnectFaultedClients() {
+        for session in sessions {
+            guard let (name, fault) = session.ports.values.lazy.compactMap({ r in r.counters.fault.map { (r.name, $0) } }).first
+            else { continue }
+            ringFaults.add(1, ordering: .relaxed)
+            end(session, reason: "its shared memory for \(name) is corrupt (\(fault)); the port was silenced and the client disconnected")
+        }
+    }
+}
+
+extension BusEvent {
+    init(_ change: EngineChange) {
+        switch change {
+        case .portAdded(let name): self = .portAdded(name)
+        case .portRemoved(let name): self = .portRemoved(name)
+        case .connectionsChanged: self = .connectionsChanged
+        case let .muteChanged(port, muted): self = .muteChanged(port: port, muted: muted)
+        }
+    }
 }
 
