@@ -7,11 +7,15 @@ public struct CycleInfo: Sendable {
     /// The monotonic time of this period's first frame, in nanoseconds.
     public var hostTimeNanos: Int64
     public var sampleRate: Int
+    /// The monotonic time the audio thread began this period: every deadline of the cycle (the
+    /// filters' share of it) counts from here.
+    public var startNanos: Int64
 
-    public init(framePosition: Int64, hostTimeNanos: Int64, sampleRate: Int) {
+    public init(framePosition: Int64, hostTimeNanos: Int64, sampleRate: Int, startNanos: Int64? = nil) {
         self.framePosition = framePosition
         self.hostTimeNanos = hostTimeNanos
         self.sampleRate = sampleRate
+        self.startNanos = startNanos ?? hostTimeNanos
     }
 }
 

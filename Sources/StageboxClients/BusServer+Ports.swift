@@ -27,13 +27,13 @@ extension BusServer {
         guard session.ports[full] == nil else { return reply(session, id, .error(.exists, "\(full) already exists")) }
 
         let built: (PortProcessor, [SharedRing], [EventFD])
+        let counters = ClientPortCounters()
         do throws(RingError) {
-            built = try makeProcessor(request, name: full)
+            built = try makeProcessor(request, name: full, counters: counters)
         } catch {
             return reply(session, id, .error(.refused, "cannot make shared memory for \(full): \(error)"))
         }
         let (processor, rings, wakes) = built
-        let counters = (processor as? ClientFilterProcessor)?.counters ?? ClientPortCounters()
         do throws(BusError) {
             try engine.addPort(PortDescriptor(name: full, title: request.title.isEmpty ? full : request.title,
                                               kind: PortKind(request.kind), channels: request.channels),
@@ -50,38 +50,38 @@ extension BusServer {
                             muted: false, owner: client)
         reply(session, id, .portCreated(info, ringFrames: ringFrames),
               fds: rings.map(\.fileDescriptor) + wakes.map(\.descriptor))
-        broadcast(.portAdded(full))
     }
 
     /// The audio-thread side of a client port with its rings and wakeups, in the order the
     /// client receives their descriptors.
-    private func makeProcessor(_ request: PortRequest, name: String) throws(RingError)
+    private func makeProcessor(_ request: PortRequest, name: String, counters: ClientPortCounters) throws(RingError)
         -> (PortProcessor, [SharedRing], [EventFD]) {
         let frames = ringFrames
         switch request.kind {
         case .sender:
             let ring = try SharedRing.create(name: name, channels: request.channels, capacity: frames)
             let wake = try EventFD()
-            return (ClientSenderProcessor(ring: ring, wake: wake), [ring], [wake])
+            return (ClientSenderProcessor(ring: ring, wake: wake, counters: counters), [ring], [wake])
         case .receiver where request.receiverMode == .separate:
             let ring = try SharedRing.create(name: name, channels: request.channels * SharedRing.sourceSlots,
                                              capacity: frames)
             let wake = try EventFD()
             return (ClientSeparateReceiverProcessor(ring: ring, wake: wake, channels: request.channels,
-                                                    maxFrames: engine.settings.maxFrames), [ring], [wake])
+                                                    maxFrames: engine.settings.maxFrames, counters: counters), [ring], [wake])
         case .receiver:
             let ring = try SharedRing.create(name: name, channels: request.channels, capacity: frames)
             let wake = try EventFD()
-            return (ClientReceiverProcessor(ring: ring, wake: wake), [ring], [wake])
+            return (ClientReceiverProcessor(ring: ring, wake: wake, counters: counters), [ring], [wake])
         case .filter:
             let toClient = try SharedRing.create(name: name + ".in", channels: request.channels, capacity: frames)
             let fromClient = try SharedRing.create(name: name + ".out", channels: request.channels, capacity: frames)
             let wakeClient = try EventFD(), wakeServer = try EventFD()
-            let deadline = Int64(period) * 1_000_000_000 / Int64(engine.settings.sampleRate)
+            // One share of the period for all filters together, counted from the period's start.
+            let budget = Int64(period) * 1_000_000_000 / Int64(engine.settings.sampleRate)
                 * Int64(settings.filterDeadlinePercent) / 100
             let processor = ClientFilterProcessor(toClient: toClient, fromClient: fromClient, wakeClient: wakeClient,
-                                                  wakeServer: wakeServer, deadlineNanos: deadline,
-                                                  maxFrames: engine.settings.maxFrames, counters: ClientPortCounters())
+                                                  wakeServer: wakeServer, budgetNanos: budget,
+                                                  maxFrames: engine.settings.maxFrames, counters: counters)
             return (processor, [toClient, fromClient], [wakeClient, wakeServer])
         }
     }

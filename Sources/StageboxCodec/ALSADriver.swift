@@ -160,7 +160,7 @@ public final class ALSADriver: @unchecked Sendable {
                 let waiting = cap == nil ? 0 : Int64(ca) // frames captured before this wakeup
                 let cycle = CycleInfo(framePosition: framePosition,
                                       hostTimeNanos: t0 - waiting * 1_000_000_000 / Int64(parameters.sampleRate),
-                                      sampleRate: parameters.sampleRate)
+                                      sampleRate: parameters.sampleRate, startNanos: t0)
                 var got = period
                 if let cap {
                     got = cap.transfer(engine.captureBuffer, frames: period)
