@@ -1,14 +1,17 @@
 import StageboxProtocol
+import StageboxRealtime
 
 /// A receiver port: the program takes audio off the bus (Audiobus's `ABAudioReceiverPort`),
 /// the mix of everything connected to it, at the program's own rate and pace.
 public final class ReceiverPort: @unchecked Sendable {
+    // @unchecked: one program thread receives (as with any audio port); the rest is immutable or atomic.
     public let name: String
     public let channels: Int
     public let sampleRate: Int
     let ring: SharedRing
     let wake: EventFD
     private let adapter: RateAdapter
+    private var drift: DriftController
     private let state: PortState?
     private weak var client: BusClient?
     private let chunk: Int
@@ -31,8 +34,9 @@ public final class ReceiverPort: @unchecked Sendable {
         state = client.state(of: info.name)
         chunk = client.period
         let busRate = client.sampleRate
-        adapter = RateAdapter(channels: channels, nominalRatio: Double(sampleRate) / Double(busRate),
-                              band: RateAdapter.band(period: client.period, busRate: busRate))
+        let nominal = Double(sampleRate) / Double(busRate)
+        adapter = RateAdapter(channels: channels, nominalRatio: nominal)
+        drift = DriftController(direction: .fromBus, nominalRatio: nominal, busRate: busRate, period: client.period)
         busBlock = [Float](repeating: 0, count: chunk * ring.channels)
         fifo = [Float](repeating: 0, count: 16384 * channels)
         integers = [Float](repeating: 0, count: 8192 * channels)
@@ -46,6 +50,13 @@ public final class ReceiverPort: @unchecked Sendable {
     public var underruns: Int { ring.underruns }
     public var overruns: Int { ring.overruns }
     public var ratio: Double { adapter.ratio }
+    /// The fill level drift correction holds the ring at before each read (bus frames): two of
+    /// the program's requests plus two periods, the start cushion.
+    public private(set) var targetFill = 0
+    /// The program's clock against the codec's (see `SenderPort.measuredClockRatio`).
+    public var measuredClockRatio: Double? { drift.measured }
+    /// Whether samples are being converted (different rates, or a measured drift).
+    public var isConverting: Bool { adapter.engaged }
 
     /// Fills `frames` interleaved frames from the bus. When the bus has not delivered enough,
     /// the rest is silence, an underrun is counted, and false is returned. Never blocks.
@@ -60,21 +71,33 @@ public final class ReceiverPort: @unchecked Sendable {
             primed = true
         }
         var complete = true
-        // Once per call, like the sender: the controller's gains assume the program's own cadence.
-        adapter.observe(fill: ring.available)
+        targetFill = cushion(for: frames)
+        if let r = drift.observe(now: monotonicNanoseconds(), frames: frames, fill: ring.available, target: targetFill,
+                                 clock: ring.clock()) {
+            if r != adapter.nominalRatio { adapter.engage() }
+            adapter.ratio = r
+        }
+        ring.targetFill = targetFill
         while fifoFrames < frames {
             if let t = ring.timestamp(atOrBefore: ring.readPositionNow) {
                 lastTimestamp = FrameTimestamp(codecFrame: t.codecFrame, hostNanos: t.hostNanos)
             }
             let got = busBlock.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, frames: chunk) }
             if !got { complete = false; break }
-            let room = fifo.count / channels - fifoFrames
-            let n = busBlock.withUnsafeBufferPointer { input in
-                fifo.withUnsafeMutableBufferPointer { out in
-                    adapter.convert(input.baseAddress!, frames: chunk, into: out.baseAddress! + fifoFrames * channels, capacity: room)
+            var used = 0
+            // Bounded: every pass uses input or produces output, or the loop ends.
+            for _ in 0..<(chunk + 8) where used < chunk {
+                let room = fifo.count / channels - fifoFrames
+                let (u, n) = busBlock.withUnsafeBufferPointer { input in
+                    fifo.withUnsafeMutableBufferPointer { out in
+                        adapter.convert(input.baseAddress! + used * channels, frames: chunk - used,
+                                        into: out.baseAddress! + fifoFrames * channels, capacity: room)
+                    }
                 }
+                used += u
+                fifoFrames += n
+                if u == 0 && n == 0 { break }
             }
-            fifoFrames += n
         }
         ring.ratio = adapter.ratio
         let take = min(frames, fifoFrames)
@@ -145,6 +168,10 @@ public final class ReceiverPort: @unchecked Sendable {
         var need = Int((Double(frames) / adapter.nominalRatio).rounded(.up))
         if !primed { need = max(need, cushion(for: frames)) }
         let deadline = monotonicSeconds() + timeoutSeconds
+        // A program that waits here is paced by the bus, and its clock is the bus's.
+        if ring.available + Int(Double(fifoFrames) / adapter.nominalRatio) < need {
+            drift.noteBusWait(at: monotonicNanoseconds())
+        }
         while ring.available + Int(Double(fifoFrames) / adapter.nominalRatio) < need {
             let left = deadline - monotonicSeconds()
             if left <= 0 { return false }

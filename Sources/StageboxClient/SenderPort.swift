@@ -1,11 +1,13 @@
 import StageboxProtocol
+import StageboxRealtime
 
 /// A sender port: the program puts audio on the bus (Audiobus's `ABAudioSenderPort`).
 ///
 /// `send` never blocks: when the bus has not taken earlier audio yet and the ring is full, the
 /// oldest frames are dropped (an overrun). A program that is not paced by a clock of its own can
-/// pace itself on the bus with `waitForSpace`.
+/// pace itself on the bus with `waitForSpace`; its samples then pass bit for bit at equal rates.
 public final class SenderPort: @unchecked Sendable {
+    // @unchecked: one program thread sends (as with any audio port); the rest is immutable or atomic.
     public let name: String
     public let channels: Int
     /// The program's sample rate; the bus converts.
@@ -13,10 +15,12 @@ public final class SenderPort: @unchecked Sendable {
     let ring: SharedRing
     let wake: EventFD
     private let adapter: RateAdapter
+    private var drift: DriftController
     private let state: PortState?
     private weak var client: BusClient?
     private var converted: [Float]
     private var integers: [Float]
+    private var ended = false
 
     init(client: BusClient, info: PortInfo, fds: [Int32], sampleRate: Int) throws(BusClientError) {
         (ring, wake) = try mapRingAndWake(fds, port: "sender")
@@ -25,9 +29,9 @@ public final class SenderPort: @unchecked Sendable {
         self.sampleRate = sampleRate
         self.client = client
         state = client.state(of: info.name)
-        let busRate = client.sampleRate
-        adapter = RateAdapter(channels: channels, nominalRatio: Double(busRate) / Double(sampleRate),
-                              band: RateAdapter.band(period: client.period, busRate: busRate))
+        let nominal = Double(client.sampleRate) / Double(sampleRate)
+        adapter = RateAdapter(channels: channels, nominalRatio: nominal)
+        drift = DriftController(direction: .toBus, nominalRatio: nominal, busRate: client.sampleRate, period: client.period)
         converted = [Float](repeating: 0, count: 8192 * channels)
         integers = [Float](repeating: 0, count: 8192 * channels)
     }
@@ -41,33 +45,55 @@ public final class SenderPort: @unchecked Sendable {
 
     /// Frames waiting in the ring for the bus to take (bus rate).
     public var fill: Int { ring.available }
+    /// The fill level drift correction holds the ring at: the start cushion (bus frames).
+    public var targetFill: Int { ring.startThreshold }
     /// Periods the bus found the ring empty.
     public var underruns: Int { ring.underruns }
     /// Times frames were dropped because the ring was full.
     public var overruns: Int { ring.overruns }
     /// The conversion ratio in use (bus frames per program frame).
     public var ratio: Double { adapter.ratio }
+    /// The program's clock against the codec's (program frames per codec frame, in bus units),
+    /// once a drift has been measured; nil while none has.
+    public var measuredClockRatio: Double? { drift.measured }
+    /// Whether samples are being converted (different rates, or a measured drift).
+    public var isConverting: Bool { adapter.engaged }
 
     /// Puts `frames` interleaved Float32 frames on the bus.
     ///
     /// The bus starts taking the port's audio once two of the program's blocks are waiting
     /// (and again after an underrun): a cushion against the program's own timing jitter.
     public func send(_ samples: UnsafePointer<Float>, frames: Int) {
+        guard frames > 0 else { return }
+        ended = false
         let cushion = Int(Double(2 * frames) * adapter.nominalRatio)
         if cushion > ring.startThreshold { ring.startThreshold = cushion }
-        var offset = 0
-        while offset < frames {
-            let room = converted.count / channels
-            // As many input frames as the conversion can turn into at most `room` output frames.
-            let chunk = min(frames - offset, max(1, Int(Double(room - 16) / (adapter.nominalRatio * 1.03))))
-            let n = converted.withUnsafeMutableBufferPointer {
-                adapter.convert(samples + offset * channels, frames: chunk, into: $0.baseAddress!, capacity: room)
-            }
-            converted.withUnsafeBufferPointer { ring.write($0.baseAddress!, frames: n) }
-            offset += chunk
+        push(samples, frames: frames, endOfInput: false)
+        let now = monotonicNanoseconds()
+        if let r = drift.observe(now: now, frames: frames, fill: ring.available, target: ring.startThreshold,
+                                 clock: ring.clock()) {
+            if r != adapter.nominalRatio { adapter.engage() }
+            adapter.ratio = r
         }
-        adapter.observe(fill: ring.available)
         ring.ratio = adapter.ratio
+        ring.targetFill = ring.startThreshold
+    }
+
+    /// Converts and writes; with `endOfInput`, flushes what the converter still holds.
+    private func push(_ samples: UnsafePointer<Float>?, frames: Int, endOfInput: Bool) {
+        var offset = 0
+        // Bounded: every pass uses input or produces output, or the loop ends.
+        for _ in 0..<(frames + 64) {
+            let room = converted.count / channels
+            let (used, produced) = converted.withUnsafeMutableBufferPointer {
+                adapter.convert(samples.map { $0 + offset * channels }, frames: frames - offset, into: $0.baseAddress!,
+                                capacity: room, endOfInput: endOfInput)
+            }
+            if produced > 0 { converted.withUnsafeBufferPointer { ring.write($0.baseAddress!, frames: produced) } }
+            offset += used
+            if offset >= frames && (!endOfInput || produced == 0) { break }
+            if used == 0 && produced == 0 { break }
+        }
     }
 
     /// Puts `frames` interleaved 16-bit frames on the bus.
@@ -82,9 +108,11 @@ public final class SenderPort: @unchecked Sendable {
     }
 
     /// Waits until the ring has room for `frames` program frames, or `timeoutSeconds` pass.
+    /// A program that waits here is paced by the bus, and its clock is the bus's.
     public func waitForSpace(frames: Int, timeoutSeconds: Double) -> Bool {
-        let need = Int((Double(frames) * adapter.nominalRatio).rounded(.up))
+        let need = Int((Double(frames) * adapter.nominalRatio * 1.01).rounded(.up)) + 16
         let deadline = monotonicSeconds() + timeoutSeconds
+        if ring.capacity - ring.available < need { drift.noteBusWait(at: monotonicNanoseconds()) }
         while ring.capacity - ring.available < need {
             let left = deadline - monotonicSeconds()
             if left <= 0 { return false }
@@ -93,12 +121,26 @@ public final class SenderPort: @unchecked Sendable {
         return true
     }
 
-    /// Waits until the bus has taken everything sent so far (or the timeout passes).
+    /// The stream ends here: what the converter still holds is flushed, and the bus takes the
+    /// last frames at once, however few (padding its period with silence). Sending again
+    /// starts a new stream.
+    public func finish() {
+        guard !ended else { return }
+        ended = true
+        if adapter.engaged { push(nil, frames: 0, endOfInput: true) }
+        ring.markEndOfStream()
+        wake.signal()
+    }
+
+    /// Ends the stream (`finish`) and waits until the bus has taken every frame of it, or the
+    /// timeout passes. Returns as soon as the last frame is taken.
     public func drain(timeoutSeconds: Double) -> Bool {
+        finish()
         let deadline = monotonicSeconds() + timeoutSeconds
-        while ring.available > 0 {
-            if monotonicSeconds() > deadline { return false }
-            _ = wake.wait(timeoutNanos: 20_000_000)
+        while !ring.isDrained {
+            let left = deadline - monotonicSeconds()
+            if left <= 0 { return false }
+            _ = wake.wait(timeoutNanos: Int64(min(left, 0.02) * 1e9))
         }
         return true
     }

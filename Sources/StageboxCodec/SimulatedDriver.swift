@@ -20,21 +20,24 @@ public final class SimulatedDriver: @unchecked Sendable {
     private let inputBuffer: AudioBuffer
     /// Playback frames waiting for the writer thread, interleaved.
     private let recorder: PlaybackRecorder?
+    /// How many times faster than real time the simulated codec clock runs (1 = real time).
+    public let speed: Double
 
     /// - Parameters:
     ///   - inputSignal: what the simulated codec inputs hear.
     ///   - output: a WAV file to write playback into, or nil to discard it.
     public init(engine: Engine, control: DriverControl, period: Int, inputSignal: ToneSignal,
                 inputFrequency: Double = 440, inputLevelDB: Double = -12,
-                output: AudioFileWriter? = nil) {
+                output: AudioFileWriter? = nil, speed: Double = 1) {
         self.engine = engine
+        self.speed = speed > 0 && speed.isFinite ? speed : 1
         self.control = control
         self.period = period
         let rate = engine.settings.sampleRate
         input = ToneGenerator(signal: inputSignal, frequency: inputFrequency, levelDB: inputLevelDB, sampleRate: rate)
         inputBuffer = AudioBuffer(channels: 1, capacity: period)
         recorder = output.map { PlaybackRecorder(writer: $0, channels: engine.settings.outputs, period: period) }
-        control.statistics.periodNanos.store(period * 1_000_000_000 / rate, ordering: .relaxed)
+        control.statistics.periodNanos.store(Int(Double(period * 1_000_000_000 / rate) / self.speed), ordering: .relaxed)
     }
 
     /// Audio thread: processes one period per period of wall time until stopped.
@@ -46,10 +49,11 @@ public final class SimulatedDriver: @unchecked Sendable {
         let start = monotonicNanoseconds()
         var position: Int64 = 0
         var lastWake: Int64 = 0
-        let periodNanos = Int64(period) * 1_000_000_000 / rate
+        let periodNanos = Int64(Double(Int64(period) * 1_000_000_000 / rate) / speed)
+        let nanosPerFrame = 1e9 / Double(rate) / speed
         while !control.shouldStop() {
             // The period boundary on the simulated codec's clock.
-            let deadline = start + (position + Int64(period)) * 1_000_000_000 / rate
+            let deadline = start + Int64(Double(position + Int64(period)) * nanosPerFrame)
             var now = monotonicNanoseconds()
             if deadline > now {
                 sleepUntil(monotonicNanos: deadline)

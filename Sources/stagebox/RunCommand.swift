@@ -34,16 +34,22 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Do not wait for the device or the clock between periods (tests and measurements).")
     var freeRun = false
 
+    @Option(help: "With --simulate: run the simulated codec clock this many times faster than real time (0.1–64; long tests).")
+    var speed: Double = 1
+
     func validate() throws {
         if let frames, frames <= 0 { throw ValidationError("--frames must be a positive number of frames") }
         if ToneSignal(rawValue: inputSignal) == nil {
             throw ValidationError("--input-signal must be sine, noise or silence, not '\(inputSignal)'")
         }
         if output != nil && !simulate { throw ValidationError("--output goes with --simulate") }
+        if !(0.1...64).contains(speed) { throw ValidationError("--speed must be from 0.1 to 64, not \(speed)") }
+        if speed != 1 && !simulate { throw ValidationError("--speed goes with --simulate") }
     }
 
     func run() throws {
         Log.bootstrap()
+        defer { Log.writer.close(waitingUpTo: 1) }
         let logger = Logger(label: "stagebox")
         StopSignals.install()
         stagebox_alsa_silence_errors()
@@ -191,8 +197,9 @@ struct RunCommand: ParsableCommand {
             }
         }
         let driver = SimulatedDriver(engine: engine, control: control, period: audio.period,
-                                     inputSignal: ToneSignal(rawValue: inputSignal) ?? .sine, output: writer)
-        logger.info("simulated board: \(audio.inputs) in, \(audio.outputs) out, \(audio.rate) Hz, \(audio.period) frames per period")
+                                     inputSignal: ToneSignal(rawValue: inputSignal) ?? .sine, output: writer, speed: speed)
+        let pace = speed != 1 ? ", \(fixed(speed, digits: 1))× real time" : ""
+        logger.info("simulated board: \(audio.inputs) in, \(audio.outputs) out, \(audio.rate) Hz, \(audio.period) frames per period\(pace)")
         var writeError: AudioFileError?
         let (_, outcome) = AudioThreadRunner.run(priority: audio.rtPriority, tick: {
             tick(control, events, watchdog)

@@ -1,0 +1,80 @@
+import StageboxProtocol
+import StageboxRealtime
+
+/// Decides the conversion ratio of one port: the nominal ratio of the two sample rates, and,
+/// once a drift of the program's clock against the codec's has been measured, the measured
+/// ratio, with a small bounded pull of the ring's fill towards its defined target.
+///
+/// Three rules keep it from ever winding up or engaging for nothing:
+/// - the drift is measured open loop (`ClockDriftEstimator`): the program's own frame count
+///   against the codec clock the server stamps into the ring, never the fill level;
+/// - a program that waits on the bus (`waitForSpace`, `waitForData`) is paced by the bus and has
+///   no drift of its own: while it does, the ratio stays nominal (and at equal rates the converter
+///   never engages, so the samples pass bit for bit, for any length);
+/// - the pull towards the target is proportional and bounded (±`pullLimit`), with no integral.
+struct DriftController {
+    enum Direction { case toBus, fromBus }
+
+    let direction: Direction
+    /// Output frames per input frame at nominal clocks (the adapter's).
+    let nominalRatio: Double
+    let busRate: Double
+    let period: Int
+    /// How far from the target the fill may be before the pull is at its limit.
+    let band: Double
+    static let pullLimit = 0.0005
+    private var estimator: ClockDriftEstimator
+    private var clientFrames = 0.0
+    private var firstObservation: Int64 = 0
+    private var smoothedFill: Double?
+    private var lastBusWait: Int64 = .min / 2
+    /// The measured client frames (bus units) per codec frame, once significant.
+    private(set) var measured: Double?
+
+    init(direction: Direction, nominalRatio: Double, busRate: Int, period: Int) {
+        self.direction = direction
+        self.nominalRatio = nominalRatio
+        self.busRate = Double(busRate)
+        self.period = max(1, period)
+        band = Double(max(4 * period, busRate / 100))
+        // Quarter-second buckets; a step of more than 20 ms of audio off the line restarts.
+        estimator = ClockDriftEstimator(bucketFrames: Double(busRate) / 4, stepFrames: Double(busRate) / 50)
+    }
+
+    /// The program waited on the bus for room or data: it is paced by the bus.
+    mutating func noteBusWait(at now: Int64) { lastBusWait = now }
+
+    var pacedByBus: Bool { monotonicNanoseconds() - lastBusWait < 1_000_000_000 }
+
+    /// Bus frames per program frame of `frames` program frames.
+    private func busUnits(_ frames: Int) -> Double {
+        direction == .toBus ? Double(frames) * nominalRatio : Double(frames) / nominalRatio
+    }
+
+    /// One call of the program: `frames` program frames sent or taken at `now`, with the ring's
+    /// `fill` (after a write, before a read), its defined `target`, and the ring's codec clock.
+    /// Returns the ratio to convert with, or nil to stay as the adapter is (no drift measured).
+    mutating func observe(now: Int64, frames: Int, fill: Int, target: Int,
+                          clock: (codecFrame: Int64, hostNanos: Int64)?) -> Double? {
+        clientFrames += busUnits(frames)
+        let f = Double(fill)
+        smoothedFill = smoothedFill.map { $0 + (f - $0) * 0.05 } ?? f
+        guard let clock else { return nil }
+        if firstObservation == 0 { firstObservation = now }
+        // The codec's position now: its last period's start, plus what has played since (at most
+        // a few periods: the stamp is renewed every period).
+        let since = Double(now &- clock.hostNanos) * busRate / 1e9
+        let codecNow = Double(clock.codecFrame) + max(0, min(since, Double(4 * period)))
+        // Skip the first quarter second: a program's start is rarely its steady pace.
+        if now - firstObservation > 250_000_000 { estimator.observe(codec: codecNow, client: clientFrames) }
+
+        if pacedByBus { return nominalRatio }
+        // Engage only on a drift measured over a second and a half at least, and clearly not noise.
+        guard let e = estimator.estimate, estimator.span >= 1.5 * busRate else { return nil }
+        if measured == nil && abs(e.slope - 1) <= max(4 * e.standardError, 0.00002) { return nil }
+        measured = e.slope
+        let error = max(-1, min(1, ((smoothedFill ?? f) - Double(target)) / band))
+        let pull = 1 - Self.pullLimit * error
+        return direction == .toBus ? nominalRatio / e.slope * pull : nominalRatio * e.slope * pull
+    }
+}
