@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // System libraries: alsa-lib, libgpiod 1.6, libsndfile.
@@ -58,12 +59,19 @@ let package = Package(
         .target(name: "StageboxControls", dependencies: ["CGPIOD"]),
         // The watchdog and the audio lifecycle.
         .target(name: "StageboxLifecycle", dependencies: ["CLinux", "StageboxRealtime"]),
+        // Stagebox's own log: a bounded queue to a writer thread (nothing that logs waits on the
+        // output), and the last lines in memory for the console.
+        .target(name: "StageboxLogging", dependencies: [
+            "StageboxRealtime", .product(name: "Logging", package: "swift-log"),
+            .product(name: "DequeModule", package: "swift-collections"),
+        ]),
         // The serial console.
         .target(name: "StageboxConsole", dependencies: ["StageboxBus", "StageboxControls", "StageboxRealtime"]),
         // The executable that wires everything together.
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxCodec", "StageboxBus", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxLifecycle", "StageboxConsole",
+            "StageboxLogging",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -74,6 +82,8 @@ let package = Package(
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
         .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle", "CLinux"]),
         .testTarget(name: "StageboxBusTests", dependencies: ["StageboxBus"]),
+        .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),
+        .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxCodecTests", dependencies: [
             "StageboxCodec", "CALSA", "StageboxAudioFiles", "StageboxTestSupport",

@@ -5,6 +5,7 @@ import StageboxConfig
 import StageboxConsole
 import StageboxControls
 import StageboxLifecycle
+import StageboxLogging
 import StageboxRealtime
 import Synchronization
 

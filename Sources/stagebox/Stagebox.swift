@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import StageboxLogging
 
 /// `stagebox`: the firmware's one binary.
 @main
@@ -18,11 +19,14 @@ enum StageboxVersion {
     static let string = "0.1.0"
 }
 
-/// Logging to stderr, one line per event.
+/// Logging to stderr, one line per event, through a writer thread: nothing that logs waits on
+/// the terminal (see `LogWriter`).
 enum Log {
+    static let writer = LogWriter(output: 2)
+
     static func bootstrap() {
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = QueuedLogHandler(label: label, writer: writer)
             handler.logLevel = .info
             // Also kept in memory for the console's `log`.
             return MultiplexLogHandler([handler, LogRingHandler(label: label)])

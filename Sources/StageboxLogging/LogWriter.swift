@@ -1,0 +1,129 @@
+import DequeModule
+import StageboxRealtime
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Writes log lines to a descriptor (stderr) from a thread of its own, so that no thread that
+/// logs ever waits on a terminal: a pty nobody reads, a stuck serial line, a stalled syslog.
+///
+/// Lines go into a bounded queue. When the output does not drain and the queue is full, new
+/// lines are dropped and counted; once the output takes lines again, the count is written first.
+public final class LogWriter: Sendable {
+    public let capacity: Int
+    private let output: Int32
+    private struct Queue {
+        var lines = Deque<String>()
+        var dropped = 0
+        var stopping = false
+    }
+    private let queue: Mutex<Queue>
+    private let wakeup: Semaphore
+    private let finished = Atomic<Bool>(false)
+    /// Lines dropped since the start, for reports.
+    public let droppedTotal = Atomic<Int>(0)
+
+    public init(output: Int32 = 2, capacity: Int = 1024) {
+        self.output = output
+        self.capacity = capacity
+        queue = Mutex(Queue())
+        wakeup = Semaphore()
+        let started = PosixThread.start { [self] in self.run() }
+        if case .failure = started { finished.store(true, ordering: .relaxed) } // then lines are only counted
+    }
+
+    /// Queues a line (a newline is added); never waits. False when the line was dropped.
+    @discardableResult
+    public func write(_ line: String) -> Bool {
+        let queued = queue.withLock { q -> Bool in
+            guard q.lines.count < capacity, !q.stopping else {
+                q.dropped += 1
+                return false
+            }
+            q.lines.append(line)
+            return true
+        }
+        if queued { wakeup.post() } else { droppedTotal.add(1, ordering: .relaxed) }
+        return queued
+    }
+
+    /// Lines waiting to be written.
+    public var pending: Int { queue.withLock { $0.lines.count } }
+
+    /// Waits up to `seconds` for the queue to be written out, then stops the writer; lines still
+    /// queued then are left behind. For the end of the program.
+    public func close(waitingUpTo seconds: Double = 1) {
+        let deadline = monotonicNanoseconds() + Int64(seconds * 1e9)
+        while pending > 0 && monotonicNanoseconds() < deadline && !finished.load(ordering: .relaxed) {
+            usleep(2000)
+        }
+        queue.withLock { $0.stopping = true }
+        wakeup.post()
+    }
+
+    private func run() {
+        defer { finished.store(true, ordering: .relaxed) }
+        while true {
+            wakeup.wait()
+            while true {
+                let (line, dropped, stop) = queue.withLock { q -> (String?, Int, Bool) in
+                    let d = q.dropped
+                    q.dropped = 0
+                    return (q.lines.popFirst(), d, q.stopping)
+                }
+                if dropped > 0 {
+                    put("stagebox: \(dropped) log line\(dropped == 1 ? " was" : "s were") dropped: the log output did not drain\n")
+                }
+                guard let line else {
+                    if stop { return }
+                    break
+                }
+                put(line + "\n")
+            }
+        }
+    }
+
+    /// Writes all of `text`, however long the descriptor makes us wait (this thread may wait).
+    private func put(_ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { writeBytes(output, $0.baseAddress! + offset, $0.count - offset) }
+            if n > 0 { offset += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && errno == EAGAIN {
+                var p = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&p, 1, 1000)
+                continue
+            }
+            return // the output is gone: nothing more to do for this line
+        }
+    }
+}
+
+/// write(2), out of reach of `LogWriter.write`'s name.
+private func writeBytes(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
+
+/// A counting semaphore (POSIX): `post` never blocks, `wait` blocks this thread only.
+final class Semaphore: @unchecked Sendable {
+    // @unchecked: sem_t is made for use from several threads through these calls.
+    private let handle: UnsafeMutablePointer<sem_t>
+
+    init() {
+        handle = .allocate(capacity: 1)
+        sem_init(handle, 0, 0)
+    }
+
+    deinit {
+        sem_destroy(handle)
+        handle.deallocate()
+    }
+
+    func post() { sem_post(handle) }
+
+    func wait() { while sem_wait(handle) != 0 && errno == EINTR {} }
+}
