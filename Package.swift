@@ -84,6 +84,7 @@ let package = Package(
         .testTarget(name: "StageboxBusTests", dependencies: ["StageboxBus"]),
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),
         .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol"]),
+        .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxCodecTests", dependencies: [
             "StageboxCodec", "CALSA", "StageboxAudioFiles", "StageboxTestSupport",
@@ -93,6 +94,9 @@ let package = Package(
             "StageboxCodec", "StageboxBus", "StageboxRealtime", "CALSA",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], path: "Tests/AllocationProbe"),
+        // A bus client that writes garbage over its own shared memory, for the containment test.
+        .executableTarget(name: "stagebox-hostile-client", dependencies: ["StageboxClient", "StageboxRealtime"],
+                          path: "Tests/HostileClient"),
         // Runs the built `stagebox` binary as a user would.
         .testTarget(name: "StageboxConsoleTests", dependencies: [
             "StageboxConsole", "StageboxBus", "StageboxControls", "StageboxRealtime", "StageboxCodec",
@@ -101,7 +105,9 @@ let package = Package(
             "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxCodec", "StageboxBus",
             "StageboxControls", "StageboxRealtime", "StageboxTestSupport",
         ]),
-        .testTarget(name: "stageboxTests", dependencies: ["stagebox", "StageboxAudioFiles", "StageboxTestSupport", "CLinux"]),
+        .testTarget(name: "stageboxTests", dependencies: [
+            "stagebox", "StageboxAudioFiles", "StageboxClient", "StageboxRealtime", "StageboxTestSupport", "CLinux",
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

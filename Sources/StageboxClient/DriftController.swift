@@ -11,7 +11,10 @@ import StageboxRealtime
 /// - a program that waits on the bus (`waitForSpace`, `waitForData`) is paced by the bus and has
 ///   no drift of its own: while it does, the ratio stays nominal (and at equal rates the converter
 ///   never engages, so the samples pass bit for bit, for any length);
-/// - the pull towards the target is proportional and bounded (±`pullLimit`), with no integral.
+/// - the pull towards the target is bounded (±`pullLimit`), with no integral: gentle near the
+///   target (it would close the gap in `pullSeconds`), firm beyond `nearFrames` of it (the part
+///   beyond closes in a second), so that a fill a late detection left low is restored quickly
+///   while the ratio stays within a few parts per million of the measured one once it is.
 struct DriftController {
     enum Direction { case toBus, fromBus }
 
@@ -20,9 +23,9 @@ struct DriftController {
     let nominalRatio: Double
     let busRate: Double
     let period: Int
-    /// How far from the target the fill may be before the pull is at its limit.
-    let band: Double
-    static let pullLimit = 0.0005
+    static let pullLimit = 0.005
+    static let pullSeconds = 5.0
+    static let nearSeconds = 0.004
     private var estimator: ClockDriftEstimator
     private var clientFrames = 0.0
     private var firstObservation: Int64 = 0
@@ -36,9 +39,8 @@ struct DriftController {
         self.nominalRatio = nominalRatio
         self.busRate = Double(busRate)
         self.period = max(1, period)
-        band = Double(max(4 * period, busRate / 100))
-        // Quarter-second buckets; a step of more than 20 ms of audio off the line restarts.
-        estimator = ClockDriftEstimator(bucketFrames: Double(busRate) / 4, stepFrames: Double(busRate) / 50)
+        // Eighth-second buckets; a step of more than 20 ms of audio off the line restarts.
+        estimator = ClockDriftEstimator(bucketFrames: Double(busRate) / 8, stepFrames: Double(busRate) / 50)
     }
 
     /// The program waited on the bus for room or data: it is paced by the bus.
@@ -65,16 +67,18 @@ struct DriftController {
         // a few periods: the stamp is renewed every period).
         let since = Double(now &- clock.hostNanos) * busRate / 1e9
         let codecNow = Double(clock.codecFrame) + max(0, min(since, Double(4 * period)))
-        // Skip the first quarter second: a program's start is rarely its steady pace.
-        if now - firstObservation > 250_000_000 { estimator.observe(codec: codecNow, client: clientFrames) }
+        // Skip the first tenth of a second: a program's start is rarely its steady pace.
+        if now - firstObservation > 100_000_000 { estimator.observe(codec: codecNow, client: clientFrames) }
 
         if pacedByBus { return nominalRatio }
-        // Engage only on a drift measured over a second and a half at least, and clearly not noise.
-        guard let e = estimator.estimate, estimator.span >= 1.5 * busRate else { return nil }
+        // Engage only on a drift measured over a second at least, and clearly not noise.
+        guard let e = estimator.estimate, estimator.span >= busRate else { return nil }
         if measured == nil && abs(e.slope - 1) <= max(4 * e.standardError, 0.00002) { return nil }
         measured = e.slope
-        let error = max(-1, min(1, ((smoothedFill ?? f) - Double(target)) / band))
-        let pull = 1 - Self.pullLimit * error
+        let error = (smoothedFill ?? f) - Double(target)
+        let near = Self.nearSeconds * busRate
+        let beyond = error > 0 ? max(0, error - near) : min(0, error + near)
+        let pull = 1 - max(-Self.pullLimit, min(Self.pullLimit, error / (Self.pullSeconds * busRate) + beyond / busRate))
         return direction == .toBus ? nominalRatio / e.slope * pull : nominalRatio * e.slope * pull
     }
 }

@@ -62,6 +62,14 @@ public final class ReceiverPort: @unchecked Sendable {
     /// the rest is silence, an underrun is counted, and false is returned. Never blocks.
     @discardableResult
     public func receive(into samples: UnsafeMutablePointer<Float>, frames: Int) -> Bool {
+        // The program's clock is every frame it asks for, whether the bus has it yet or not.
+        targetFill = cushion(for: frames)
+        if let r = drift.observe(now: monotonicNanoseconds(), frames: frames, fill: ring.available, target: targetFill,
+                                 clock: ring.clock()) {
+            if r != adapter.nominalRatio { adapter.engage() }
+            adapter.ratio = r
+        }
+        ring.targetFill = targetFill
         if !primed {
             // Start (and restart after an underrun) with a cushion against the program's jitter.
             guard ring.available >= cushion(for: frames) else {
@@ -71,13 +79,6 @@ public final class ReceiverPort: @unchecked Sendable {
             primed = true
         }
         var complete = true
-        targetFill = cushion(for: frames)
-        if let r = drift.observe(now: monotonicNanoseconds(), frames: frames, fill: ring.available, target: targetFill,
-                                 clock: ring.clock()) {
-            if r != adapter.nominalRatio { adapter.engage() }
-            adapter.ratio = r
-        }
-        ring.targetFill = targetFill
         while fifoFrames < frames {
             if let t = ring.timestamp(atOrBefore: ring.readPositionNow) {
                 lastTimestamp = FrameTimestamp(codecFrame: t.codecFrame, hostNanos: t.hostNanos)

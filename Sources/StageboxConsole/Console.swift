@@ -121,10 +121,11 @@ public struct Console: Sendable {
             "driver      \(c.driver)",
             "audio       \(c.sampleRate) Hz \(c.format), \(c.period) x \(c.periods) frames = \(fixed(latency, digits: 2)) ms buffer",
             "dsp load    \(fixed(s.loadPercent, digits: 1)) % now, \(fixed(s.maxLoadPercent, digits: 1)) % max; "
-                + "cycle \(fixed(Double(s.meanCycleNanos) / 1000, digits: 1)) us mean",
+                + "cycle \(fixed(Double(s.meanCycleNanos) / 1000, digits: 1)) us mean, "
+                + "\(fixed(Double(s.maxCycleNanos) / 1000, digits: 1)) us max; \(s.periods) periods",
             "xruns       capture \(s.captureXruns), playback \(s.playbackXruns), late wakeups \(s.lateWakeups), "
                 + "poll timeouts \(s.pollTimeouts)",
-            "clients     \(c.clients.count)",
+            "clients     \(c.clients.count)" + (c.ringFaults > 0 ? ", \(c.ringFaults) disconnected for corrupt shared memory" : ""),
         ]
         if let dog = c.watchdog { lines.append("watchdog    \(dog)") }
         return lines.joined(separator: "\n")
@@ -148,12 +149,13 @@ public struct Console: Sendable {
         guard !list.isEmpty else { return "no clients" }
         var rows: [[String]] = []
         for client in list {
-            if client.ports.isEmpty { rows.append([client.name, "\(client.pid)", "-", "", "", "", ""]) }
+            if client.ports.isEmpty { rows.append([client.name, "\(client.pid)", "-", "", "", "", "", "", ""]) }
             for p in client.ports {
-                rows.append([client.name, "\(client.pid)", p.name, "\(p.rate)", "\(p.underruns)", "\(p.overruns)", "\(p.fill)"])
+                rows.append([client.name, "\(client.pid)", p.name, "\(p.rate)", "\(p.underruns)", "\(p.overruns)", "\(p.fill)",
+                             "\(p.target)", p.ratio.map { fixed($0, digits: 6) } ?? "invalid"])
             }
         }
-        return table(["CLIENT", "PID", "PORT", "RATE", "UNDER", "OVER", "FILL"], rows)
+        return table(["CLIENT", "PID", "PORT", "RATE", "UNDER", "OVER", "FILL", "TARGET", "RATIO"], rows)
     }
 
     private func xruns() -> String {

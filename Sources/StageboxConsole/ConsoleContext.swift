@@ -23,12 +23,18 @@ public struct ClientSummary: Sendable, Equatable {
         public var underruns: Int
         public var overruns: Int
         public var fill: Int
-        public init(name: String, rate: Int, underruns: Int, overruns: Int, fill: Int) {
+        /// The fill level the client's drift correction holds (0: it does not say).
+        public var target: Int
+        /// The client's conversion ratio (nil: its shared memory holds no sensible one).
+        public var ratio: Double?
+        public init(name: String, rate: Int, underruns: Int, overruns: Int, fill: Int, target: Int = 0, ratio: Double? = 1) {
             self.name = name
             self.rate = rate
             self.underruns = underruns
             self.overruns = overruns
             self.fill = fill
+            self.target = target
+            self.ratio = ratio
         }
     }
 
@@ -70,4 +76,10 @@ public protocol ConsoleContext: Sendable {
     var watchdog: String? { get }
     /// Forgets the xrun history (statistics are reset by the console itself).
     func clearXruns()
+    /// Clients disconnected because their shared memory was found corrupt.
+    var ringFaults: Int { get }
+}
+
+extension ConsoleContext {
+    public var ringFaults: Int { 0 }
 }

@@ -60,10 +60,13 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     var clients: [ClientSummary] {
         (server?.clients ?? []).map { c in
             ClientSummary(name: c.name, pid: c.pid, ports: c.ports.map {
-                .init(name: $0.name, rate: $0.clientRate, underruns: $0.underruns, overruns: $0.overruns, fill: $0.fill)
+                .init(name: $0.name, rate: $0.clientRate, underruns: $0.underruns, overruns: $0.overruns, fill: $0.fill,
+                      target: $0.targetFill, ratio: $0.ratio)
             })
         }
     }
+
+    var ringFaults: Int { server?.ringFaults.load(ordering: .relaxed) ?? 0 }
 
     var xruns: [XrunRecord] { history.withLock { $0 } }
     func clearXruns() { history.withLock { $0 = [] } }

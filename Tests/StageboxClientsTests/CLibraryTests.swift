@@ -4,47 +4,6 @@ import StageboxClient
 import StageboxTestSupport
 import Testing
 
-/// Builds the C examples against include/stagebox_client.h and the built libStageboxClientC.so.
-enum CExamples {
-    static var buildDirectory: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-    }
-
-    static var repository: URL {
-        var url = URL(fileURLWithPath: #filePath)
-        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-            url.deleteLastPathComponent()
-        }
-        return url
-    }
-
-    /// Compiles examples/c/NAME.c into a temporary executable; returns its path.
-    static func build(_ name: String) throws -> String {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(6))").path
-        let lib = buildDirectory.path
-        let r = try run("/usr/bin/cc", ["-Wall", "-Wextra", "-Werror", "-I", repository.appendingPathComponent("include").path,
-                                        repository.appendingPathComponent("examples/c/\(name).c").path,
-                                        "-L", lib, "-lStageboxClientC", "-lm", "-Wl,-rpath,\(lib)", "-o", output])
-        guard r.status == 0 else { throw CompileError(output: r.output) }
-        return output
-    }
-
-    struct CompileError: Error { let output: String }
-
-    static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = arguments
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let data = readToEnd(pipe.fileHandleForReading.fileDescriptor)
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-}
-
 extension BusTests {
     @Suite struct CLibraryTests {
         @Test func aCSenderReachesASwiftReceiverBitExact() throws {

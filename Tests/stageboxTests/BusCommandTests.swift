@@ -3,48 +3,6 @@ import StageboxAudioFiles
 import StageboxTestSupport
 import Testing
 
-/// A `stagebox run --simulate` child process with its bus on a private socket.
-final class SimulatedBoard {
-    let scratch: Scratch
-    let socket: String
-    let process = Process()
-    private let log = Pipe()
-
-    init() throws {
-        scratch = try Scratch()
-        socket = scratch.path("bus.sock")
-        let config = try scratch.write("board.toml", """
-            [audio]
-            rt_priority = 0
-
-            [bus]
-            socket = "\(socket)"
-            """)
-        process.executableURL = StageboxProcess.binary
-        process.arguments = ["run", "--simulate", "--config", config]
-        process.standardError = log
-        process.standardOutput = Pipe()
-        try process.run()
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
-    }
-
-    func stagebox(_ arguments: [String]) throws -> StageboxProcess.Result {
-        try StageboxProcess.run(arguments + ["--socket", socket])
-    }
-
-    /// Descriptors the board process has open.
-    var openDescriptors: Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
-    }
-
-    func stop() -> String {
-        process.interrupt()
-        process.waitUntilExit()
-        scratch.remove()
-        return readTextToEnd(log.fileHandleForReading.fileDescriptor)
-    }
-}
-
 @Suite(.serialized) struct BusCommandTests {
     @Test func playIntoRecordIsBitExact() throws {
         let board = try SimulatedBoard()

@@ -1,0 +1,111 @@
+import Foundation
+import StageboxAudioFiles
+import StageboxTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The sequence `examples/c/send_sequence.c` sends: x = x * 1664525 + 1013904223 from x = 99,
+/// each 16-bit sample the top half.
+struct LCGSequence {
+    var x: UInt32 = 99
+    mutating func next() -> Int16 {
+        x = x &* 1_664_525 &+ 1_013_904_223
+        return Int16(truncatingIfNeeded: x >> 16)
+    }
+}
+
+/// Where a recording of the sequence stops matching it, streamed block by block (the files are
+/// far too long to hold as arrays of Float): nil when every one of `frames` frames matches,
+/// after leading silence.
+func firstMismatch(recording path: String, frames: Int, channels: Int = 2) throws -> String? {
+    let reader = try AudioFileReader(path: path)
+    let block = 65536
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * channels)
+    defer { buffer.deallocate() }
+    var sequence = LCGSequence()
+    var matched = 0, started = false, position = 0
+    while matched < frames {
+        let n = try reader.read(into: buffer, frames: block)
+        if n == 0 { return "the recording ends after \(matched) of \(frames) frames" }
+        for i in 0..<(n * channels) {
+            let s = Int16(max(-32768, min(32767, (buffer[i] * 32768).rounded())))
+            if !started {
+                if s == 0 { continue }
+                started = true
+            }
+            if matched >= frames { break }
+            let e = sequence.next()
+            if s != e { return "frame \(matched) (file frame \(position + i / channels)): \(s) instead of \(e)" }
+            if i % channels == channels - 1 { matched += 1 }
+        }
+        position += n
+    }
+    return nil
+}
+
+@Suite(.serialized) struct LongStreamTests {
+    /// Five minutes of 48 kHz 16-bit stereo, played by `stagebox play` from a WAV and by the C
+    /// library's `send_sequence` at the same time, each into its own `stagebox record`: both
+    /// recordings are bit-exact from the first frame to the last. The board runs 6× faster than
+    /// real time; the clients are paced by the bus, as people's players are.
+    @Test func fiveMinutesArriveBitExactThroughSwiftAndC() throws {
+        let frames = 5 * 60 * 48000
+        let program = try CExamples.build("send_sequence")
+        defer { try? FileManager.default.removeItem(atPath: program) }
+        let board = try SimulatedBoard(speed: 6)
+        let s = board.scratch
+        var log = ""
+        defer { _ = log }
+
+        let input = s.path("five-minutes.wav")
+        let writer = try AudioFileWriter(path: input, sampleRate: 48000, channels: 2, encoding: .pcm16)
+        var sequence = LCGSequence()
+        var block = [Float](repeating: 0, count: 48000 * 2)
+        for _ in 0..<(frames / 48000) {
+            for i in 0..<block.count { block[i] = Float(sequence.next()) / 32768 }
+            try writer.write(block)
+        }
+        try writer.close()
+
+        // Long enough for both streams and a late start on a busy machine; stopped by the test.
+        let recorders = try ["swift", "c"].map {
+            try board.start(["record", s.path("\($0).wav"), "--port", "rec\($0).in", "--encoding", "PCM_16",
+                             "--seconds", "400"])
+        }
+        #expect(eventually(10) { (try? board.stagebox(["ports"]).stdout.contains("recc.in")) == true })
+        #expect(eventually(10) { (try? board.stagebox(["ports"]).stdout.contains("recswift.in")) == true })
+        let started = Date()
+        let play = try board.start(["play", input, "--port", "player.out", "--to", "recswift.in"])
+        let c = Process()
+        c.executableURL = URL(fileURLWithPath: program)
+        c.arguments = [board.socket, "recc.in", "\(frames)"]
+        c.standardOutput = Pipe()
+        c.standardError = Pipe()
+        try c.run()
+        play.waitUntilExit()
+        c.waitUntilExit()
+        let seconds = Date().timeIntervalSince(started)
+        let played = output(of: play), sent = output(of: c)
+        #expect(play.terminationStatus == 0, "\(played.stderr)")
+        #expect(played.stdout.contains("played \(frames) frames"), "\(played.stdout)")
+        #expect(c.terminationStatus == 0, "\(sent.stdout) \(sent.stderr)")
+        #expect(sent.stdout.contains("underruns 0, overruns 0"), "\(sent.stdout)")
+        // Both end as soon as the bus has taken their last frame: 300 s of audio at 6× is 50 s.
+        #expect(seconds < 120, "the players took \(seconds) s")
+        usleep(500_000)
+        for r in recorders { r.interrupt(); r.waitUntilExit() }
+        for (name, r) in zip(["swift", "c"], recorders) {
+            let out = output(of: r).stdout
+            #expect(r.terminationStatus == 0)
+            #expect(out.contains("underruns 0, overruns 0"), "\(name): \(out)")
+            #expect(try firstMismatch(recording: s.path("\(name).wav"), frames: frames) == nil, "\(name)")
+        }
+        log = board.stop()
+        print("long stream: \(frames) frames (300 s) through Swift and C at 6× in \(Int(seconds)) s")
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import StageboxTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A `stagebox run --simulate` child process with its bus on a private socket.
+final class SimulatedBoard {
+    let scratch: Scratch
+    let socket: String
+    let process = Process()
+    private let log = Pipe()
+
+    /// - Parameters:
+    ///   - speed: how many times faster than real time the simulated codec clock runs.
+    ///   - config: more TOML, appended to the board's file.
+    ///   - arguments: more arguments for `stagebox run`.
+    ///   - realtimePriority: the audio thread's SCHED_FIFO priority (0 = normal scheduling).
+    init(speed: Double = 1, config: String = "", arguments: [String] = [], realtimePriority: Int = 0) throws {
+        scratch = try Scratch()
+        socket = scratch.path("bus.sock")
+        let file = try scratch.write("board.toml", """
+            [audio]
+            rt_priority = \(realtimePriority)
+
+            [bus]
+            socket = "\(socket)"
+            \(config)
+            """)
+        process.executableURL = StageboxProcess.binary
+        process.arguments = ["run", "--simulate", "--config", file, "--speed", "\(speed)"] + arguments
+        process.standardError = log
+        process.standardOutput = Pipe()
+        try process.run()
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+    }
+
+    func stagebox(_ arguments: [String]) throws -> StageboxProcess.Result {
+        try StageboxProcess.run(arguments + ["--socket", socket])
+    }
+
+    /// Starts a `stagebox` client command against this board and returns it running.
+    func start(_ arguments: [String]) throws -> Process {
+        let p = Process()
+        p.executableURL = StageboxProcess.binary
+        p.arguments = arguments + ["--socket", socket]
+        p.standardOutput = Pipe()
+        p.standardError = Pipe()
+        try p.run()
+        return p
+    }
+
+    /// Descriptors the board process has open.
+    var openDescriptors: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    func stop() -> String {
+        process.interrupt()
+        process.waitUntilExit()
+        scratch.remove()
+        return readTextToEnd(log.fileHandleForReading.fileDescriptor)
+    }
+}
+
+/// What a finished child process printed.
+func output(of process: Process) -> (stdout: String, stderr: String) {
+    let out = (process.standardOutput as? Pipe).map { readTextToEnd($0.fileHandleForReading.fileDescriptor) } ?? ""
+    let err = (process.standardError as? Pipe).map { readTextToEnd($0.fileHandleForReading.fileDescriptor) } ?? ""
+    return (out, err)
+}
