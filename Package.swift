@@ -90,9 +90,13 @@ let package = Package(
             "StageboxCodec", "CALSA", "StageboxAudioFiles", "StageboxTestSupport",
         ]),
         // Counts allocations on the audio thread with a malloc interposer, in a process of its own.
+        // Counts lock calls on one thread, by interposing them (for the probe only).
+        .target(name: "LockCounter", path: "Tests/LockCounter"),
         .executableTarget(name: "stagebox-allocation-probe", dependencies: [
-            "StageboxCodec", "StageboxBus", "StageboxRealtime", "CALSA",
+            "StageboxCodec", "StageboxBus", "StageboxRealtime", "StageboxClients", "StageboxClient", "StageboxControls",
+            "CALSA", "LockCounter",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+            .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/AllocationProbe"),
         // A bus client that writes garbage over its own shared memory, for the containment test.
         .executableTarget(name: "stagebox-hostile-client", dependencies: ["StageboxClient", "StageboxRealtime"],

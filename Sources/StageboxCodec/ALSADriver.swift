@@ -141,6 +141,10 @@ public final class ALSADriver: @unchecked Sendable {
             }
             let now = monotonicNanoseconds()
             noteWakeup(at: now, cap ?? play)
+            if control.takeRestartRequest() {
+                if let e = recover(cap, play, code: 0, inCapture: true, at: now, kind: .restart) { return e }
+                continue
+            }
 
             // Process every whole period both streams have room for.
             while !control.shouldStop() {
@@ -260,7 +264,7 @@ public final class ALSADriver: @unchecked Sendable {
         let failing = inCapture ? (cap ?? play) : play
         if let gone = classify(code, failing) { return gone }
         let stats = control.statistics
-        if kind != .pollTimeout {
+        if kind != .pollTimeout && kind != .restart {
             if inCapture {
                 stats.captureXruns.add(1, ordering: .relaxed)
             } else {

@@ -9,6 +9,7 @@ public struct AudioEvent: Sendable, Equatable {
         case lateWakeup = "late wakeup"
         case pollTimeout = "poll timeout"
         case suspended = "suspended"
+        case restart = "restart"
     }
 
     public var kind: Kind
@@ -32,6 +33,18 @@ public final class DriverControl: Sendable {
 
     public init(frameLimit: Int = 0) {
         self.frameLimit = frameLimit
+    }
+
+    private let restartFlag = Atomic<Bool>(false)
+
+    /// Asks the audio thread to restart the codec as it does after an xrun (drop both streams,
+    /// pre-fill, start them together); reported as a `restart` event, not counted as an xrun.
+    public func requestRestart() { restartFlag.store(true, ordering: .relaxed) }
+
+    /// Audio side: whether a restart was asked for (and takes the request).
+    @inline(__always)
+    func takeRestartRequest() -> Bool {
+        restartFlag.load(ordering: .relaxed) && restartFlag.exchange(false, ordering: .relaxed)
     }
 
     /// Asks the audio thread to stop after the period it is processing.

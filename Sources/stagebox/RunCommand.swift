@@ -53,6 +53,10 @@ struct RunCommand: ParsableCommand {
         let logger = Logger(label: "stagebox")
         StopSignals.install()
         stagebox_alsa_silence_errors()
+        // Only the audio thread touches the PCMs while the loop runs, so alsa-lib's own per-PCM
+        // mutex (taken around every call for plugin PCMs; `hw` needs none) only costs a lock on
+        // the audio thread. A value the user set is kept.
+        setenv("LIBASOUND_THREAD_SAFE", "0", 0)
 
         let loaded = ConfigLoader.resolve(explicit: config)
         for problem in loaded.problems { logger.error("\(problem)") }

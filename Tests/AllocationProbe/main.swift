@@ -1,15 +1,27 @@
-// stagebox-allocation-probe: runs the real ALSA codec loop (user-space `file`/`null` PCMs,
-// free-running) with a graph that mixes, maps channels and generates a tone, and counts the heap
-// allocations made on the audio thread over N periods after a warm-up, with ordo-one's malloc
-// interposer. A program of its own, so that the interposer replaces malloc in this process only.
-// Prints one line `allocations=A periods=P ...` and exits 0 when A is 0, 1 otherwise.
+// stagebox-allocation-probe: runs the real ALSA codec loop (user-space `file`/`null` PCMs, paced
+// by the timer) with the bus server and its clients, and counts on the audio thread, over N
+// periods after a warm-up, the heap allocations (ordo-one's malloc interposer) and the calls that
+// take or wait on a lock (Tests/LockCounter). While it counts: 8 client ports (senders at 48 and
+// 44.1 kHz and of 16-bit samples, receivers at 48 and 16 kHz, a filter, a separate-streams
+// receiver, and a sender in a child process), a graph change every 10 periods, a codec restart
+// as after an xrun, and the child client killed mid-stream. A program of its own, so that the
+// interposers replace nobody else's functions. Prints one line `allocations=A locks=L ...` and
+// exits 0 when both are 0 and everything it was to exercise happened.
 import CALSA
 import Foundation
+import Logging
+import LockCounter
 import MallocInterposerSwift
 import StageboxBus
+import StageboxClients
 import StageboxCodec
+import StageboxControls
 import StageboxRealtime
 import Synchronization
+
+if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--client" {
+    runChildClient(socket: CommandLine.arguments[2])
+}
 
 /// The thread whose allocations count, and the count. Plain globals: the allocation hook
 /// runs inside malloc and may touch nothing that allocates.
@@ -23,63 +35,122 @@ func countAudioThreadAllocation(_ size: Int) {
     }
 }
 
-let measured = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 10_000 : 10_000
-let period = 64, warmup = 200
-// Room for the watcher below to arm late on a busy machine; the probe stops the loop itself.
-let frames = (warmup + measured) * period * 3
+// As `stagebox run` does: alsa-lib's own per-PCM mutex is off, as only the audio thread touches
+// the PCMs while the loop runs (alsa-lib takes it for plugins such as these `file` and `null` ones;
+// `hw` PCMs never need it).
+setenv("LIBASOUND_THREAD_SAFE", "0", 1)
+let measured = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 6000 : 6000
+let period = 64, warmup = 300
 stagebox_alsa_silence_errors()
+signal(SIGPIPE, SIG_IGN)
 
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stagebox-alloc-\(getpid())")
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: folder) }
-let input = folder.appendingPathComponent("in.raw")
-try Data(count: frames * 2 * 4).write(to: input)
 let config = try ALSAConfigText("""
-    pcm.cap { type file slave.pcm { type null } file "/dev/null" infile "\(input.path)" format raw }
-    pcm.play { type file slave.pcm { type null } file "\(folder.appendingPathComponent("out.raw").path)" format raw }
+    pcm.cap { type file slave.pcm { type null } file "/dev/null" infile "/dev/zero" format raw }
+    pcm.play { type null }
     """)
 let engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: period, inputs: 2, outputs: 2))
 try engine.connect(from: "codec.in", to: "codec.out")
 try engine.connect(from: "tone", to: "codec.out")
-let control = DriverControl(frameLimit: frames)
+let control = DriverControl()
 let driver = ALSADriver(parameters: ALSAParameters(captureDevice: "cap", playbackDevice: "play", format: .s32,
                                                    sampleRate: 48000, inputs: 2, outputs: 2, period: period,
                                                    periods: 2, realtimePriority: 0),
-                        engine: engine, control: control, pacing: .free, config: config)
+                        engine: engine, control: control, pacing: .automatic, config: config)
 try driver.open()
 
+var logger = Logger(label: "probe")
+logger.logLevel = .critical
+let socket = folder.appendingPathComponent("bus.sock").path
+let server = try BusServer(settings: BusServerSettings(socketPath: socket, maxClients: 8, maxPortsPerClient: 16),
+                           engine: engine, triggers: TriggerBoard(), logger: logger, serverVersion: "probe", period: period)
+try server.start()
+let clients = try ProbeClients(socket: socket)
+let child = Process()
+child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+child.arguments = ["--client", socket]
+let childOut = Pipe()
+child.standardOutput = childOut
+try child.run()
+_ = childOut.fileHandleForReading.readData(ofLength: 6) // "ready\n"
+let portsWithClients = engine.ports.count
+
 _ = (watchedThread.load(ordering: .relaxed), armed.load(ordering: .relaxed), audioThreadAllocations.load(ordering: .relaxed))
+lock_counter_init()
 MallocInterposerSwift.initialize()
 MallocInterposerSwift.setAllocationHook(countAudioThreadAllocation)
 MallocInterposerSwift.hook()
 
-// The counter must see allocations at all, or a zero below would prove nothing.
+// The counters must see allocations and locks at all, or the zeros below would prove nothing.
 watchedThread.store(currentThreadID(), ordering: .relaxed)
+lock_counter_watch_current_thread()
 armed.store(true, ordering: .relaxed)
+lock_counter_arm(1)
 let probe = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
 probe.deallocate()
+var mutex = pthread_mutex_t()
+pthread_mutex_init(&mutex, nil)
+pthread_mutex_lock(&mutex)
+pthread_mutex_unlock(&mutex)
+lock_counter_arm(0)
 armed.store(false, ordering: .relaxed)
-let sanity = audioThreadAllocations.load(ordering: .relaxed)
+let sanity = (audioThreadAllocations.load(ordering: .relaxed), lock_counter_count())
 audioThreadAllocations.store(0, ordering: .relaxed)
 watchedThread.store(0, ordering: .relaxed)
 
 let thread = RealtimeThread {
     watchedThread.store(currentThreadID(), ordering: .relaxed)
+    lock_counter_watch_current_thread()
     _ = driver.runLoop()
 }
 thread.start()
-// Arm after the warm-up, disarm before the loop winds down (drop and close may allocate).
-while control.framesProcessed.load(ordering: .relaxed) < warmup * period { usleep(200) }
-let armedAt = control.framesProcessed.load(ordering: .relaxed)
+clients.start()
+func periodsDone() -> Int { control.framesProcessed.load(ordering: .relaxed) / period }
+while periodsDone() < warmup { usleep(200) }
+let armedAt = periodsDone()
+let countedBefore = lock_counter_count()
 armed.store(true, ordering: .relaxed)
-while control.framesProcessed.load(ordering: .relaxed) < armedAt + (measured + 10) * period { usleep(200) }
+lock_counter_arm(1)
+
+// While counting: a graph change every 10 periods, a restart, a client killed mid-stream.
+var changes = 0, lastChange = armedAt, restarted = false, killed = false
+while periodsDone() < armedAt + measured {
+    let now = periodsDone()
+    if now - lastChange >= 10 {
+        lastChange = now
+        if changes % 2 == 0 {
+            try engine.connect(from: "tone", to: "probe.r2")
+        } else {
+            try engine.disconnect(from: "tone", to: "probe.r2")
+        }
+        changes += 1
+        engine.collect()
+    }
+    if !restarted && now - armedAt > measured / 3 { control.requestRestart(); restarted = true }
+    if !killed && now - armedAt > measured / 2 { kill(child.processIdentifier, SIGKILL); killed = true }
+    usleep(300)
+}
+lock_counter_arm(0)
 armed.store(false, ordering: .relaxed)
-let periodsArmed = (control.framesProcessed.load(ordering: .relaxed) - armedAt) / period
+let periodsArmed = periodsDone() - armedAt
+let locks = lock_counter_count() - countedBefore
 control.requestStop()
 thread.join()
 MallocInterposerSwift.unhook()
+child.waitUntilExit()
+let victimGone = !engine.ports.contains { $0.name.hasPrefix("victim.") }
+var sawRestart = false
+while let event = control.events.pop() { if event.kind == .restart { sawRestart = true } }
+clients.stop()
+server.stop()
 driver.close()
 
 let count = audioThreadAllocations.load(ordering: .relaxed)
-print("allocations=\(count) periods=\(periodsArmed) counter-check=\(sanity) \(control.statistics.snapshot().summary)")
-exit(count == 0 && sanity > 0 && periodsArmed >= measured ? 0 : 1)
+print("allocations=\(count) locks=\(locks) periods=\(periodsArmed) ports=\(portsWithClients) client-ports=\(portsWithClients - 3) "
+      + "graph-changes=\(changes) restart=\(sawRestart) killed-client-removed=\(victimGone) "
+      + "counter-check=\(sanity.0),\(sanity.1) \(control.statistics.snapshot().summary)")
+let ok = count == 0 && locks == 0 && sanity.0 > 0 && sanity.1 > 0 && periodsArmed >= measured && sawRestart && victimGone
+    && changes >= measured / 10 - 2 && portsWithClients - 3 >= 8
+exit(ok ? 0 : 1)
