@@ -3,6 +3,7 @@
 /* Linux calls that Swift cannot reach directly: ppoll (hidden behind _GNU_SOURCE), memfd_create,
    and the CMSG macros for passing descriptors over a Unix socket. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -25,9 +26,33 @@ static inline int stagebox_poll_ns(struct pollfd *fds, unsigned long nfds, int64
     return ppoll(fds, nfds, &ts, NULL);
 }
 
-/* An anonymous shared-memory file, closed on exec. */
+/* An anonymous shared-memory file, closed on exec, that can be sealed. */
 static inline int stagebox_memfd(const char *name) {
-    return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
+    return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */ | 2u /* MFD_ALLOW_SEALING */);
+}
+
+/* Seals a memfd's size for good: nobody holding it (a client) can shrink it under our mapping
+   (a SIGBUS on the next access) or grow it, and the seals cannot be lifted. */
+static inline int stagebox_seal_size(int fd) {
+    return fcntl(fd, 1033 /* F_ADD_SEALS */, 0x0001 /* F_SEAL_SEAL */ | 0x0002 /* F_SEAL_SHRINK */ | 0x0004 /* F_SEAL_GROW */);
+}
+
+/* A pair of connected close-on-exec, non-blocking Unix datagram sockets: a wakeup whose two
+   ends are separate open files, so that neither side can change the other's flags. */
+static inline int stagebox_wakeup_pair(int fds[2]) {
+    return socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds);
+}
+
+/* Sends one wakeup byte, never waiting; 0 or -1. */
+static inline int stagebox_wakeup_send(int fd) {
+    char one = 1;
+    return send(fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* Takes one pending wakeup byte, never waiting; 1 when there was one. */
+static inline int stagebox_wakeup_take(int fd) {
+    char byte;
+    return recv(fd, &byte, 1, MSG_DONTWAIT) >= 0 ? 1 : 0;
 }
 
 /* The peer's credentials of a connected Unix socket. */

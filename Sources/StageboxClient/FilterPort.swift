@@ -18,8 +18,8 @@ public final class FilterPort: @unchecked Sendable {
     public let channels: Int
     private let fromBus: SharedRing
     private let toBus: SharedRing
-    private let wakeMe: EventFD
-    private let wakeBus: EventFD
+    private let wakeMe: Wakeup
+    private let wakeBus: Wakeup
     private let process: Process
     private let period: Int
     private let running = Atomic<Bool>(true)
@@ -35,8 +35,8 @@ public final class FilterPort: @unchecked Sendable {
             fds.forEach { closeDescriptor($0) }
             throw .connection("cannot map the port's shared memory: \(error)")
         }
-        wakeMe = EventFD(adopting: fds[2])
-        wakeBus = EventFD(adopting: fds[3])
+        wakeMe = Wakeup(adopting: fds[2])
+        wakeBus = Wakeup(adopting: fds[3])
         name = info.name
         channels = info.channels
         period = client.period

@@ -13,6 +13,8 @@ final class RateAdapter {
     var ratio: Double
     private(set) var engaged: Bool
     private var state: OpaquePointer?
+    /// The converter was flushed (the end of a stream); new input starts it afresh.
+    private var flushed = false
 
     init(channels: Int, nominalRatio: Double) {
         self.channels = channels
@@ -41,6 +43,11 @@ final class RateAdapter {
             if let input, n > 0 { output.update(from: input, count: n * channels) }
             return (n, n)
         }
+        if flushed && !endOfInput {
+            src_reset(state)
+            flushed = false
+        }
+        if endOfInput { flushed = true }
         var data = SRC_DATA()
         data.data_in = input
         data.input_frames = frames

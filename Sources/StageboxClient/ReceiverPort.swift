@@ -9,7 +9,7 @@ public final class ReceiverPort: @unchecked Sendable {
     public let channels: Int
     public let sampleRate: Int
     let ring: SharedRing
-    let wake: EventFD
+    let wake: Wakeup
     private let adapter: RateAdapter
     private var drift: DriftController
     private let state: PortState?

@@ -13,7 +13,7 @@ public final class SenderPort: @unchecked Sendable {
     /// The program's sample rate; the bus converts.
     public let sampleRate: Int
     let ring: SharedRing
-    let wake: EventFD
+    let wake: Wakeup
     private let adapter: RateAdapter
     private var drift: DriftController
     private let state: PortState?
@@ -155,13 +155,13 @@ import Musl
 func closeDescriptor(_ fd: Int32) { close(fd) }
 
 /// Maps the ring and adopts the wakeup that came with a sender's or receiver's creation.
-func mapRingAndWake(_ fds: [Int32], port: String) throws(BusClientError) -> (SharedRing, EventFD) {
+func mapRingAndWake(_ fds: [Int32], port: String) throws(BusClientError) -> (SharedRing, Wakeup) {
     guard fds.count == 2 else {
         fds.forEach { closeDescriptor($0) }
         throw .connection("\(port) port came with \(fds.count) descriptors, not 2")
     }
     do {
-        return (try SharedRing.map(fileDescriptor: fds[0]), EventFD(adopting: fds[1]))
+        return (try SharedRing.map(fileDescriptor: fds[0]), Wakeup(adopting: fds[1]))
     } catch {
         closeDescriptor(fds[1])
         throw .connection("cannot map the port's shared memory: \(error)")

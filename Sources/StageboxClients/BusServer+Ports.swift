@@ -26,13 +26,14 @@ extension BusServer {
         }
         guard session.ports[full] == nil else { return reply(session, id, .error(.exists, "\(full) already exists")) }
 
-        let built: (PortProcessor, [SharedRing], [EventFD])
+        let built: (PortProcessor, [SharedRing], [OwnedDescriptor])
         let counters = ClientPortCounters()
         do throws(RingError) {
             built = try makeProcessor(request, name: full, counters: counters)
         } catch {
             return reply(session, id, .error(.refused, "cannot make shared memory for \(full): \(error)"))
         }
+        // The client's ends of the wakeups are closed here once sent (or on any way out).
         let (processor, rings, wakes) = built
         do throws(BusError) {
             try engine.addPort(PortDescriptor(name: full, title: request.title.isEmpty ? full : request.title,
@@ -49,40 +50,45 @@ extension BusServer {
         let info = PortInfo(name: full, title: request.title, kind: request.kind, channels: request.channels,
                             muted: false, owner: client)
         reply(session, id, .portCreated(info, ringFrames: ringFrames),
-              fds: rings.map(\.fileDescriptor) + wakes.map(\.descriptor))
+              fds: rings.map(\.fileDescriptor) + wakes.map(\.raw))
     }
 
-    /// The audio-thread side of a client port with its rings and wakeups, in the order the
-    /// client receives their descriptors.
+    /// The audio-thread side of a client port with its rings, and the client's ends of its
+    /// wakeups, in the order the client receives their descriptors.
     private func makeProcessor(_ request: PortRequest, name: String, counters: ClientPortCounters) throws(RingError)
-        -> (PortProcessor, [SharedRing], [EventFD]) {
+        -> (PortProcessor, [SharedRing], [OwnedDescriptor]) {
+        func wakeup() throws(RingError) -> (Wakeup, OwnedDescriptor) {
+            let (mine, theirs) = try Wakeup.pair()
+            return (mine, OwnedDescriptor(theirs))
+        }
         let frames = ringFrames
         switch request.kind {
         case .sender:
             let ring = try SharedRing.create(name: name, channels: request.channels, capacity: frames)
-            let wake = try EventFD()
-            return (ClientSenderProcessor(ring: ring, wake: wake, counters: counters), [ring], [wake])
+            let (wake, theirs) = try wakeup()
+            return (ClientSenderProcessor(ring: ring, wake: wake, counters: counters), [ring], [theirs])
         case .receiver where request.receiverMode == .separate:
             let ring = try SharedRing.create(name: name, channels: request.channels * SharedRing.sourceSlots,
                                              capacity: frames)
-            let wake = try EventFD()
+            let (wake, theirs) = try wakeup()
             return (ClientSeparateReceiverProcessor(ring: ring, wake: wake, channels: request.channels,
-                                                    maxFrames: engine.settings.maxFrames, counters: counters), [ring], [wake])
+                                                    maxFrames: engine.settings.maxFrames, counters: counters), [ring], [theirs])
         case .receiver:
             let ring = try SharedRing.create(name: name, channels: request.channels, capacity: frames)
-            let wake = try EventFD()
-            return (ClientReceiverProcessor(ring: ring, wake: wake, counters: counters), [ring], [wake])
+            let (wake, theirs) = try wakeup()
+            return (ClientReceiverProcessor(ring: ring, wake: wake, counters: counters), [ring], [theirs])
         case .filter:
             let toClient = try SharedRing.create(name: name + ".in", channels: request.channels, capacity: frames)
             let fromClient = try SharedRing.create(name: name + ".out", channels: request.channels, capacity: frames)
-            let wakeClient = try EventFD(), wakeServer = try EventFD()
+            let (wakeClient, clientEnd) = try wakeup()
+            let (wakeServer, serverEnd) = try wakeup()
             // One share of the period for all filters together, counted from the period's start.
             let budget = Int64(period) * 1_000_000_000 / Int64(engine.settings.sampleRate)
                 * Int64(settings.filterDeadlinePercent) / 100
             let processor = ClientFilterProcessor(toClient: toClient, fromClient: fromClient, wakeClient: wakeClient,
                                                   wakeServer: wakeServer, budgetNanos: budget,
                                                   maxFrames: engine.settings.maxFrames, counters: counters)
-            return (processor, [toClient, fromClient], [wakeClient, wakeServer])
+            return (processor, [toClient, fromClient], [clientEnd, serverEnd])
         }
     }
 }

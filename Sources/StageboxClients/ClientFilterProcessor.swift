@@ -12,8 +12,8 @@ final class ClientFilterProcessor: PortProcessor, @unchecked Sendable {
     // @unchecked: `missesInARow`, `stale` and the scratch buffer are the audio thread's alone.
     let toClient: SharedRing
     let fromClient: SharedRing
-    let wakeClient: EventFD
-    let wakeServer: EventFD
+    let wakeClient: Wakeup
+    let wakeServer: Wakeup
     /// How long after the period's start every filter's answer must be in.
     let budgetNanos: Int64
     let counters: ClientPortCounters
@@ -23,7 +23,7 @@ final class ClientFilterProcessor: PortProcessor, @unchecked Sendable {
     /// Processed periods that will still arrive for periods we already gave up on.
     private var stale = 0
 
-    init(toClient: SharedRing, fromClient: SharedRing, wakeClient: EventFD, wakeServer: EventFD,
+    init(toClient: SharedRing, fromClient: SharedRing, wakeClient: Wakeup, wakeServer: Wakeup,
          budgetNanos: Int64, maxFrames: Int, counters: ClientPortCounters) {
         self.toClient = toClient
         self.fromClient = fromClient

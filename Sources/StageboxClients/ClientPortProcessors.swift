@@ -42,12 +42,12 @@ extension SharedRing {
 final class ClientSenderProcessor: PortProcessor, @unchecked Sendable {
     // @unchecked: `primed` is touched by the audio thread only; the rest is immutable or atomic.
     let ring: SharedRing
-    let wake: EventFD
+    let wake: Wakeup
     let counters: ClientPortCounters
     /// Whether the client has built up its start cushion (see `SharedRing.startThreshold`).
     private var primed = false
 
-    init(ring: SharedRing, wake: EventFD, counters: ClientPortCounters) {
+    init(ring: SharedRing, wake: Wakeup, counters: ClientPortCounters) {
         self.ring = ring
         self.wake = wake
         self.counters = counters
@@ -83,10 +83,10 @@ final class ClientSenderProcessor: PortProcessor, @unchecked Sendable {
 final class ClientReceiverProcessor: PortProcessor, @unchecked Sendable {
     // @unchecked: immutable references; the ring's producer state is the audio thread's alone.
     let ring: SharedRing
-    let wake: EventFD
+    let wake: Wakeup
     let counters: ClientPortCounters
 
-    init(ring: SharedRing, wake: EventFD, counters: ClientPortCounters) {
+    init(ring: SharedRing, wake: Wakeup, counters: ClientPortCounters) {
         self.ring = ring
         self.wake = wake
         self.counters = counters
@@ -106,13 +106,13 @@ final class ClientReceiverProcessor: PortProcessor, @unchecked Sendable {
 final class ClientSeparateReceiverProcessor: SeparateInputsProcessor, @unchecked Sendable {
     // @unchecked: the scratch buffers are the audio thread's alone; the rest is immutable.
     let ring: SharedRing
-    let wake: EventFD
+    let wake: Wakeup
     let counters: ClientPortCounters
     private let scratch: AudioBuffer
     private let wide: UnsafeMutablePointer<Float>
     private let channels: Int
 
-    init(ring: SharedRing, wake: EventFD, channels: Int, maxFrames: Int, counters: ClientPortCounters) {
+    init(ring: SharedRing, wake: Wakeup, channels: Int, maxFrames: Int, counters: ClientPortCounters) {
         self.ring = ring
         self.wake = wake
         self.channels = channels

@@ -93,6 +93,8 @@ public final class SharedRing: @unchecked Sendable {
         guard fd >= 0 else { throw .system("memfd_create", errno) }
         let size = byteSize(channels: channels, capacity: capacity)
         guard ftruncate(fd, off_t(size)) == 0 else { let e = errno; close(fd); throw .system("ftruncate", e) }
+        // The client gets this file too: it must not be able to shrink it under our mapping.
+        guard stagebox_seal_size(fd) == 0 else { let e = errno; close(fd); throw .system("sealing the size", e) }
         guard let p = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else {
             let e = errno; close(fd); throw .system("mmap", e)
         }

@@ -55,6 +55,36 @@ func mappings() -> [(UnsafeMutableRawPointer, Int)] {
 
 let rings = mappings()
 print("hostile: \(rings.count) ring mappings")
+
+// Our descriptors: the rings' memfds and the wakeup sockets the server sent us.
+func descriptors(where matches: (String) -> Bool) -> [Int32] {
+    guard let dir = opendir("/proc/self/fd") else { return [] }
+    defer { closedir(dir) }
+    var found: [Int32] = []
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard let fd = Int32(name) else { continue }
+        var target = [CChar](repeating: 0, count: 256)
+        let n = readlink("/proc/self/fd/\(fd)", &target, 255)
+        if n > 0 && matches(String(cString: target)) { found.append(fd) }
+    }
+    return found
+}
+// Shrinking a ring under the server's mapping would make its next access a SIGBUS.
+let memfds = descriptors { $0.contains("memfd:hostile.") }
+let refused = memfds.filter { ftruncate($0, 4096) != 0 }.count
+print("hostile: truncation refused for \(refused) of \(memfds.count) rings")
+// Wakeups: make ours blocking (were they shared with the server's, its next wakeup could
+// block) and flood the server with them.
+let wakeups = descriptors { $0.hasPrefix("socket:") }.filter { fd in
+    var type: Int32 = 0
+    var length = socklen_t(MemoryLayout<Int32>.size)
+    return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0 && type == 2 // SOCK_DGRAM
+}
+for fd in wakeups { _ = fcntl(fd, F_SETFL, 0) }
+var flood: UInt8 = 1
+for _ in 0..<10_000 { for fd in wakeups { _ = send(fd, &flood, 1, Int32(MSG_DONTWAIT)) } }
+print("hostile: \(wakeups.count) wakeups made blocking and flooded")
 let words = [64, 128, 192, 200, 208, 216, 224, 232, 256, 264, 272, 1792, 1800, 1808, 1816, 1824]
 let extremes: [UInt64] = [0, 1, .max, UInt64(Int64.max), UInt64(Int64.max) + 1, 1 << 62, Double.nan.bitPattern,
                           Double.infinity.bitPattern, (-1.0).bitPattern]

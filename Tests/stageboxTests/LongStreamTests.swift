@@ -109,3 +109,43 @@ func firstMismatch(recording path: String, frames: Int, channels: Int = 2) throw
         print("long stream: \(frames) frames (300 s) through Swift and C at 6× in \(Int(seconds)) s")
     }
 }
+
+extension LongStreamTests {
+    /// `play` of a file at another rate ends as soon as the bus has taken its last frame (the
+    /// converter flushed, the last partial period taken at once), and every frame is played:
+    /// the recording holds 20 s of the tone at 48 kHz, at its pitch.
+    @Test(arguments: [44100, 16000])
+    func playEndsWhenItsLastFrameIsOnTheBus(rate: Int) throws {
+        let speed = 4.0, seconds = 20
+        let board = try SimulatedBoard(speed: speed)
+        let s = board.scratch
+        var log = ""
+        defer { _ = log }
+        let input = s.path("tone-\(rate).wav")
+        let writer = try AudioFileWriter(path: input, sampleRate: rate, channels: 1, encoding: .float32)
+        let tone = (0..<(seconds * rate)).map { Float(0.5 * sin(2 * Double.pi * 440 * Double($0) / Double(rate))) }
+        try writer.write(tone)
+        try writer.close()
+        let recorder = try board.start(["record", s.path("out.wav"), "--port", "rec.in", "--channels", "1",
+                                        "--seconds", "\(seconds + 10)"])
+        #expect(eventually(10) { (try? board.stagebox(["ports"]).stdout.contains("rec.in")) == true })
+        let started = Date()
+        let play = try board.stagebox(["play", input, "--port", "player.out", "--to", "rec.in"])
+        let took = Date().timeIntervalSince(started)
+        #expect(play.status == 0, "\(play.stderr)")
+        // 20 s of audio at 4× is 5 s; a player waiting for frames stuck in its converter took
+        // its drain timeout (5 s) on top.
+        #expect(took < Double(seconds) / speed + 3, "play took \(took) s")
+        recorder.waitUntilExit()
+        let samples = try AudioFileReader(path: s.path("out.wav")).readAll()
+        let loud = samples.indices.filter { abs(samples[$0]) > 0.001 }
+        let span = (loud.last ?? 0) - (loud.first ?? 0) + 1
+        #expect(abs(span - seconds * 48000) < 100, "\(span) frames of tone, not \(seconds * 48000)")
+        let middle = Array(samples[(loud.first ?? 0) + 4800..<(loud.last ?? 0) - 4800])
+        let crossings = (1..<middle.count).filter { middle[$0 - 1] < 0 && middle[$0] >= 0 }.count
+        let pitch = Double(crossings) / (Double(middle.count) / 48000)
+        #expect(abs(pitch - 440) < 0.2, "pitch \(pitch) Hz")
+        log = board.stop()
+        print("play at \(rate) Hz: \(span) frames in \(String(format: "%.2f", took)) s at \(speed)×, pitch \(String(format: "%.3f", pitch)) Hz")
+    }
+}
