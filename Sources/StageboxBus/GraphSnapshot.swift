@@ -39,19 +39,27 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
             switch port.descriptor.kind {
             case .sender:
                 port.processor?.process(buffer, frames: frames, cycle: cycle)
-            case .filter, .receiver:
+            case .filter:
                 buffer.clear(frames: frames)
                 let inputs = node.inputs
                 for i in 0..<inputs.count { inputs[i].mix(into: buffer, frames: frames) }
                 // An unconnected filter is left out of the signal path.
+                if !inputs.isEmpty { port.processor?.process(buffer, frames: frames, cycle: cycle) }
+            case .receiver:
+                buffer.clear(frames: frames)
+                let inputs = node.inputs
+                for i in 0..<inputs.count { inputs[i].mix(into: buffer, frames: frames) }
+            }
+            port.applyMute(frames: frames)
+            if port.descriptor.kind == .receiver {
+                // A receiver takes the mix as it leaves the bus: muted, then clamped.
+                buffer.clamp(frames: frames)
                 if let separate = port.separateInputs {
                     separate.process(inputs: node.inputs, frames: frames, cycle: cycle)
-                } else if port.descriptor.kind == .receiver || !node.inputs.isEmpty {
+                } else {
                     port.processor?.process(buffer, frames: frames, cycle: cycle)
                 }
             }
-            port.applyMute(frames: frames)
-            if port.descriptor.kind == .receiver { buffer.clamp(frames: frames) }
             port.meter.measure(buffer, frames: frames)
         }
     }

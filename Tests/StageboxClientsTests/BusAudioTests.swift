@@ -67,6 +67,29 @@ extension BusTests {
             #expect(muted.filter { abs($0 - 0.25) < 1e-6 }.count > 4000, "a muted sender is silent")
         }
 
+        /// Muting a client's receiver silences what the client takes (the flag alone is not
+        /// enough), and what it takes leaves the bus clamped to [-1, 1].
+        @Test func aMutedReceiverTakesSilenceAndTheMixIsClamped() throws {
+            let bus = try BusFixture()
+            defer { bus.stop() }
+            let c = try bus.client("muter")
+            let s1 = try c.addSender(name: "a", channels: 1)
+            let s2 = try c.addSender(name: "b", channels: 1)
+            let r = try c.addReceiver(name: "in", channels: 1)
+            try c.connect(from: s1.name, to: r.name)
+            try c.connect(from: s2.name, to: r.name)
+            let feeding = Feeder([(s1, 0.75), (s2, 0.75)])
+            defer { feeding.stop() }
+            _ = collect(r, frames: 4800) // settle
+            let loud = collect(r, frames: 4800)
+            #expect(loud.filter { $0 == 1 }.count > 4000, "1.5 leaves the bus as 1: \(loud.max() ?? 0)")
+            try c.setMuted(r.name, true)
+            #expect(eventually { r.isMuted })
+            _ = collect(r, frames: 2400)
+            let muted = collect(r, frames: 4800)
+            #expect(muted.allSatisfy { $0 == 0 }, "a muted receiver takes silence: \(muted.max() ?? 0)")
+        }
+
         @Test func aFilterProcessesInPlace() throws {
             let bus = try BusFixture()
             defer { bus.stop() }
