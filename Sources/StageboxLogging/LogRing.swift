@@ -34,8 +34,7 @@ public struct LogRingHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                    file: String, function: String, line: UInt) {
-        LogRing.shared.append("\(level) \(message)")
+    public func log(event: LogEvent) {
+        LogRing.shared.append("\(event.level) \(event.message)")
     }
 }

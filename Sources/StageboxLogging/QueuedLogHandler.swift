@@ -24,12 +24,12 @@ public struct QueuedLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                    file: String, function: String, line: UInt) {
-        var all = self.metadata
-        if let metadata { all.merge(metadata) { $1 } }
+    public func log(event: LogEvent) {
+        var all = metadata
+        if let more = event.metadata { all.merge(more) { $1 } }
         let extra = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        writer.write("\(Self.timestamp()) \(level) \(label):\(extra) [\(source)] \(message)")
+        let error = event.error.map { " (\($0))" } ?? ""
+        writer.write("\(Self.timestamp()) \(event.level) \(label):\(extra) [\(event.source)] \(event.message)\(error)")
     }
 
     /// Local time as 2026-11-22T20:30:12+0000.
