@@ -103,7 +103,7 @@ let package = Package(
                           path: "Tests/HostileClient"),
         // Runs the built `stagebox` binary as a user would.
         .testTarget(name: "StageboxConsoleTests", dependencies: [
-            "StageboxConsole", "StageboxBus", "StageboxControls", "StageboxRealtime", "StageboxCodec",
+            "StageboxConsole", "StageboxBus", "StageboxControls", "StageboxRealtime", "StageboxCodec", "CLinux",
         ]),
         .testTarget(name: "StageboxClientsTests", dependencies: [
             "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxCodec", "StageboxBus",

@@ -19,11 +19,19 @@ public final class ConsoleRunner: @unchecked Sendable {
     private var thread: PosixThread?
     private var savedTerminal: termios?
     private var lastNote: Int64 = 0
+    /// Stops stagebox; nil where the console must never stop it (a serial console).
+    private let quit: (@Sendable () -> Void)?
 
-    /// - Parameter rawTerminal: put `input` in raw mode (no echo, no line buffering) while running,
-    ///   for a terminal on stdin; a serial port is put in raw mode when it is opened.
-    public init(console: Console, input: Int32, output: Int32, rawTerminal: Bool = false) {
+    /// - Parameters:
+    ///   - rawTerminal: put `input` in raw mode (no echo, no line buffering) while running, for a
+    ///     terminal on stdin; a serial port is put in raw mode when it is opened.
+    ///   - quit: how Ctrl-C, Ctrl-D at an empty line, `exit` and `quit` stop stagebox: given for
+    ///     the terminal stagebox was started from, as any program there stops. Nil on a serial
+    ///     console, where Ctrl-C only drops the line and nothing typed stops the appliance.
+    public init(console: Console, input: Int32, output: Int32, rawTerminal: Bool = false,
+                quit: (@Sendable () -> Void)? = nil) {
         self.console = console
+        self.quit = quit
         self.input = input
         self.output = output
         let c = console
@@ -70,6 +78,13 @@ public final class ConsoleRunner: @unchecked Sendable {
         let (echo, event) = editor.feed(byte)
         if !echo.isEmpty { send(echo) }
         switch event {
+        case .line(let line)? where ["exit", "quit"].contains(line.trimmingSpaces):
+            if let quit {
+                send("stopping\r\n")
+                quit()
+            } else {
+                send("the console cannot stop the appliance; it runs until it is switched off\r\n" + editor.prompt)
+            }
         case .line(let line)?:
             if line.trimmingSpaces == "meters" {
                 meters()
@@ -77,8 +92,13 @@ public final class ConsoleRunner: @unchecked Sendable {
                 let answer = console.execute(line)
                 send((answer.isEmpty ? "" : answer.replacingNewlines + "\r\n") + editor.prompt)
             }
-        case .cancelled?:
-            send(editor.prompt)
+        case .cancelled?, .endOfInput?:
+            if let quit {
+                send("stopping\r\n")
+                quit()
+            } else {
+                send(editor.prompt)
+            }
         case .discarded(let note)?:
             // Noise from a mis-set baud rate: a short note now and then, never a flood.
             let now = monotonicNanoseconds() / 1_000_000_000

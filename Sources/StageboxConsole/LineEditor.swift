@@ -7,6 +7,8 @@ public struct LineEditor: Sendable {
         case line(String)
         /// Ctrl-C: the line was dropped.
         case cancelled
+        /// Ctrl-D at an empty line: the end of input.
+        case endOfInput
         /// Input that is not text was thrown away; the note says what.
         case discarded(String)
     }
@@ -66,7 +68,11 @@ public struct LineEditor: Sendable {
             tainted = false
             historyIndex = nil
             return (Array("^C\r\n".utf8), .cancelled)
-        case 0x15: // Ctrl-U
+        case 0x04: // Ctrl-D: the end of input at an empty line, else nothing
+            return buffer.isEmpty && !overflowed && !tainted ? (Array("\r\n".utf8), .endOfInput) : ([0x07], nil)
+        case 0x15: // Ctrl-U: the whole line goes, noise and all
+            overflowed = false
+            tainted = false
             return (replace(with: []), nil)
         case 0x08, 0x7F: // backspace, delete
             guard !buffer.isEmpty else { return ([0x07], nil) }

@@ -121,7 +121,9 @@ struct RunCommand: ParsableCommand {
         case "none":
             return nil
         case "stdio":
-            let runner = ConsoleRunner(console: console, input: 0, output: 1, rawTerminal: isatty(0) == 1)
+            // The terminal stagebox was started from: Ctrl-C, Ctrl-D, exit and quit stop it there.
+            let runner = ConsoleRunner(console: console, input: 0, output: 1, rawTerminal: isatty(0) == 1,
+                                       quit: { StopSignals.requestStop() })
             runner.start()
             return runner
         default:

@@ -25,4 +25,7 @@ enum StopSignals {
     }
 
     static var stopRequested: Bool { received.load(ordering: .relaxed) != 0 }
+
+    /// Stops as SIGINT would (the console on the terminal stagebox runs in).
+    static func requestStop() { received.store(SIGINT, ordering: .relaxed) }
 }

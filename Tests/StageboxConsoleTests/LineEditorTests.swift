@@ -40,6 +40,22 @@ import Testing
         #expect(e.line.isEmpty)
     }
 
+    @Test func ctrlDEndsInputOnlyAtAnEmptyLine() {
+        var e = LineEditor()
+        #expect(type(&e, "\u{4}").1 == [.endOfInput])
+        let typed = type(&e, "sta\u{4}")
+        #expect(typed.1.isEmpty && typed.0.hasSuffix("\u{7}"), "Ctrl-D on a line rings the bell")
+        #expect(e.line == "sta")
+    }
+
+    @Test func ctrlUDropsALineOfNoiseWhole() {
+        var e = LineEditor(maximumLength: 8)
+        _ = type(&e, "0123456789abcdef\u{1}")
+        _ = type(&e, "\u{15}status\r")
+        let last = type(&e, "ports\r").1
+        #expect(last == [.line("ports")], "after Ctrl-U the next line runs")
+    }
+
     @Test func upAndDownWalkTheHistory() {
         var e = LineEditor()
         _ = type(&e, "status\rports\r")

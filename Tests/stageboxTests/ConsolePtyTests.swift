@@ -87,7 +87,36 @@ import Musl
         for _ in 0..<4096 { x = x &* 1_664_525 &+ 1_013_904_223; noise.append(UInt8(truncatingIfNeeded: x >> 24) & 0x7F | 0x20) }
         noise.withUnsafeBytes { _ = write(master, $0.baseAddress, $0.count) }
         screen = ""
-        type(master, "\u{3}status\r")
+        type(master, "\u{15}status\r")
         #expect(read(master, until: "driver      simulated", into: &screen), "after noise: \(screen.suffix(300))")
+    }
+
+    /// The README's first command, as a person ends it: Ctrl-C at the prompt stops the board
+    /// cleanly (the statistics are printed, exit status 0), and so do Ctrl-D, `exit` and `quit`.
+    @Test(arguments: ["\u{3}", "\u{4}", "exit\r", "quit\r"])
+    func ctrlCAndFriendsStopTheBoard(keys: String) throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let config = try s.write("sim.toml", "[audio]\nrt_priority = 0\n\n[bus]\nsocket = \"\(s.path("bus.sock"))\"\n")
+        let (master, slave) = try openPty()
+        defer { close(master) }
+        let process = Process()
+        process.executableURL = StageboxProcess.binary
+        process.arguments = ["run", "--simulate", "--config", config]
+        process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+        process.standardOutput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+        process.standardError = Pipe()
+        try process.run()
+        close(slave)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        var screen = ""
+        #expect(read(master, until: "stagebox> ", into: &screen), "a prompt: \(screen)")
+        usleep(300_000)
+        type(master, keys)
+        #expect(read(master, until: "statistics: frames=", into: &screen), "stopped: \(screen.suffix(300))")
+        let end = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < end { usleep(20_000) }
+        #expect(!process.isRunning, "stagebox still runs after \(keys.debugDescription)")
+        if !process.isRunning { #expect(process.terminationStatus == 0) }
     }
 }
