@@ -1,18 +1,32 @@
 import Logging
 import StageboxCodec
+import StageboxLogging
 import StageboxRealtime
 
-/// Turns what the audio thread reported into log lines, off the audio thread.
-struct EventLog {
+/// Turns what the audio thread reported into log lines, off the audio thread. A kind that
+/// repeats is told once, then summarised every ten seconds (`RepeatSummarizer`); the console's
+/// `xruns` still lists every one.
+final class EventLog {
     let logger: Logger
     let control: DriverControl
-    var onEvent: (@Sendable (AudioEvent) -> Void)?
+    let onEvent: (@Sendable (AudioEvent) -> Void)?
+    private var repeats = RepeatSummarizer(windowSeconds: 10)
 
+    init(logger: Logger, control: DriverControl, onEvent: (@Sendable (AudioEvent) -> Void)?) {
+        self.logger = logger
+        self.control = control
+        self.onEvent = onEvent
+    }
+
+    /// Control thread only.
     func drain() {
+        let now = monotonicNanoseconds()
         while let event = control.events.pop() {
             onEvent?(event)
-            let ms = fixed(Double(event.durationNanos) / 1_000_000, digits: 1)
-            logger.warning("\(event.kind.rawValue) (\(ms) ms)")
+            if let line = repeats.note(event.kind.rawValue, durationNanos: event.durationNanos, now: now) {
+                logger.warning("\(line)")
+            }
         }
+        for line in repeats.due(now: now) { logger.warning("\(line)") }
     }
 }

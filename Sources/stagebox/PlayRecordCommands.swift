@@ -63,9 +63,15 @@ struct RecordCommand: ParsableCommand {
     @Argument(help: "The WAV file to write.") var file: String
     @Option(help: "The receiver port to create, CLIENT.PORT.") var port: String
     @Option(help: "Connect this sender (or filter) to the port once it exists.") var from: String?
-    @Option(help: "Stop after this many seconds (default: until interrupted).") var seconds: Double?
+    // Unconditional: a negative value is refused in words, not taken for an option.
+    @Option(parsing: .unconditional, help: "Stop after this many seconds (default: until interrupted).") var seconds: Double?
     @Option(help: "Channels to record.") var channels = 2
     @Option(help: "Sample encoding: PCM_16, PCM_24, PCM_32 or FLOAT.") var encoding = "FLOAT"
+
+    func validate() throws {
+        if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be more than 0, not \(seconds)") }
+        if !(1...32).contains(channels) { throw ValidationError("--channels must be from 1 to 32, not \(channels)") }
+    }
 
     func run() throws {
         let (clientName, portName) = try splitPortName(port)
@@ -112,8 +118,17 @@ struct NoiseCommand: ParsableCommand {
     @Option(help: "Connect the port to this receiver (or filter).") var to: String?
     @Option(help: "The program's sample rate.") var rate = 48000
     @Option var channels = 1
-    @Option(help: "Level in dBFS.") var levelDB = -20.0
-    @Option(help: "Stop after this many seconds (default: until interrupted).") var seconds: Double?
+    // Unconditional: the value is negative, and must not be taken for an option.
+    @Option(parsing: .unconditional, help: "Level in dBFS, at most 0 (for example -6).") var levelDB = -20.0
+    // Unconditional: a negative value is refused in words, not taken for an option.
+    @Option(parsing: .unconditional, help: "Stop after this many seconds (default: until interrupted).") var seconds: Double?
+
+    func validate() throws {
+        if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be more than 0, not \(seconds)") }
+        if !(levelDB <= 0) { throw ValidationError("--level-db must be 0 or less, not \(levelDB)") }
+        if !(8000...192_000).contains(rate) { throw ValidationError("--rate must be from 8000 to 192000, not \(rate)") }
+        if !(1...32).contains(channels) { throw ValidationError("--channels must be from 1 to 32, not \(channels)") }
+    }
 
     func run() throws {
         let (clientName, portName) = try splitPortName(port)

@@ -104,3 +104,21 @@ extension BusCommandTests {
         #expect(r.stdout.contains("unknown command 'nonsense'"))
     }
 }
+
+extension BusCommandTests {
+    /// Option values as people type them: a negative level works, a negative or zero duration is
+    /// refused with the subcommand's own words.
+    @Test func optionValuesAsPeopleTypeThem() throws {
+        let board = try SimulatedBoard()
+        defer { _ = board.stop() }
+        let noise = try board.stagebox(["noise", "--port", "n.out", "--level-db", "-6", "--seconds", "0.2"])
+        #expect(noise.status == 0, "\(noise.stderr)")
+        #expect(noise.stdout.contains("sent 9600 frames of noise"), "\(noise.stdout)")
+        for command in [["record", board.scratch.path("x.wav"), "--port", "r.in"], ["noise", "--port", "n.out"]] {
+            let r = try board.stagebox(command + ["--seconds", "-1"])
+            #expect(r.status != 0 && r.stderr.contains("--seconds must be more than 0, not -1.0"), "\(command[0]): \(r.stderr)")
+        }
+        let loud = try board.stagebox(["noise", "--port", "n.out", "--level-db", "3"])
+        #expect(loud.status != 0 && loud.stderr.contains("--level-db must be 0 or less"), "\(loud.stderr)")
+    }
+}
