@@ -1,5 +1,11 @@
 import CSndFile
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Reads a WAV file (PCM 16/24/32-bit or 32-bit float, any channel count) as Float32.
 public final class AudioFileReader {
     public let path: String
@@ -15,19 +21,19 @@ public final class AudioFileReader {
         self.path = path
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
-            throw AudioFileError(path: path, message: String(cString: sf_strerror(nil)))
+            throw AudioFileError(path: path, message: Self.openProblem(path))
         }
         let major = info.format & Int32(SF_FORMAT_TYPEMASK)
         let subtype = info.format & Int32(SF_FORMAT_SUBMASK)
         let wavLike = [SF_FORMAT_WAV, SF_FORMAT_WAVEX, SF_FORMAT_RF64].map { Int32($0) }
         guard wavLike.contains(major) else {
             sf_close(file)
-            throw AudioFileError(path: path, message: "not a WAV file (format 0x\(String(major, radix: 16)); "
-                                 + "allowed: WAV, WAVE_FORMAT_EXTENSIBLE, RF64)")
+            throw AudioFileError(path: path, message: "not a WAV file but \(Self.formatName(major)) "
+                                 + "(allowed: WAV, WAVE_FORMAT_EXTENSIBLE, RF64)")
         }
         guard let encoding = AudioFileEncoding(subtype: subtype) else {
             sf_close(file)
-            throw AudioFileError(path: path, message: "unsupported sample encoding 0x\(String(subtype, radix: 16)) "
+            throw AudioFileError(path: path, message: "unsupported sample encoding: \(Self.formatName(subtype)) "
                                  + "(allowed: PCM 16-, 24- or 32-bit, 32-bit float)")
         }
         if let problem = Self.headerProblem(file) {
@@ -42,6 +48,26 @@ public final class AudioFileReader {
     }
 
     deinit { sf_close(file) }
+
+    /// Why a file would not open, in words: it is missing, unreadable, or not audio.
+    private static func openProblem(_ path: String) -> String {
+        if access(path, F_OK) != 0 { return "no such file" }
+        if access(path, R_OK) != 0 { return "not readable (permission denied)" }
+        var st = stat()
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { return "a directory, not an audio file" }
+        if stat(path, &st) == 0 && st.st_size == 0 { return "an empty file, not an audio file" }
+        return "not an audio file this build can read (libsndfile: \(String(cString: sf_strerror(nil))))"
+    }
+
+    /// libsndfile's name of a file format or sample encoding ("AIFF (Apple/SGI)", "Signed 8 bit PCM").
+    static func formatName(_ format: Int32) -> String {
+        var info = SF_FORMAT_INFO()
+        info.format = format
+        if sf_command(nil, Int32(SFC_GET_FORMAT_INFO), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0, let name = info.name {
+            return String(cString: name)
+        }
+        return "format 0x\(String(format, radix: 16))"
+    }
 
     /// libsndfile reads on through a header that lies about the data size; its log says so.
     private static func headerProblem(_ file: OpaquePointer) -> String? {

@@ -47,6 +47,14 @@ public struct ConfigParser {
                                       message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [[connect]]"))
             }
         }
+        // Checks across sections: a tone at or above half the rate would alias to another pitch.
+        let nyquist = Double(config.audio.rate) / 2
+        if config.tone.frequency >= nyquist {
+            problems.append(.init(file: file, line: lines.line(section: "tone", key: "frequency"), key: "tone.frequency",
+                                  message: "\(config.tone.frequency) Hz is not below half the sample rate "
+                                      + "(\(config.audio.rate) Hz): it would sound at another pitch",
+                                  allowed: "below \(Int(nyquist)) Hz"))
+        }
         return config
     }
 

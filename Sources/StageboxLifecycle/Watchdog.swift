@@ -51,10 +51,4 @@ public final class Watchdog: @unchecked Sendable {
         fd = -1
     }
 
-    /// Closes without disarming: the watchdog keeps counting and will bite.
-    public func abandon() {
-        guard fd >= 0 else { return }
-        close(fd)
-        fd = -1
-    }
 }

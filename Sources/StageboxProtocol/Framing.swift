@@ -189,12 +189,6 @@ extension ServerMessage {
             var list: [String] = []
             for _ in 0..<n { list.append(try r.string()) }
             m = .completions(list)
-        case 107: m = .consoleAnswer(try r.long())
-        case 108:
-            let n = try r.count(minimumSize: 2)
-            var list: [String] = []
-            for _ in 0..<n { list.append(try r.string()) }
-            m = .completions(list)
         default: throw .unknownMessageType(type)
         }
         try r.finish()

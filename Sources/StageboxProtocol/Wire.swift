@@ -27,9 +27,6 @@ public struct WireWriter {
     public mutating func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
     public mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
     public mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
-    public mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
-    public mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
-    public mutating func f64(_ v: Double) { u64(v.bitPattern) }
 
     /// A string: u16 byte count, then UTF-8 (at most 1024 bytes).
     /// A longer text (a console answer): u32 byte count, then UTF-8 (at most 60 000 bytes).
@@ -74,9 +71,6 @@ public struct WireReader {
     public mutating func u8() throws(ProtocolError) -> UInt8 { try integer(UInt8.self) }
     public mutating func u16() throws(ProtocolError) -> UInt16 { try integer(UInt16.self) }
     public mutating func u32() throws(ProtocolError) -> UInt32 { try integer(UInt32.self) }
-    public mutating func u64() throws(ProtocolError) -> UInt64 { try integer(UInt64.self) }
-    public mutating func i64() throws(ProtocolError) -> Int64 { Int64(bitPattern: try u64()) }
-    public mutating func f64() throws(ProtocolError) -> Double { Double(bitPattern: try u64()) }
 
     public mutating func bool() throws(ProtocolError) -> Bool {
         switch try u8() {

@@ -82,8 +82,8 @@ struct PortsCommand: ParsableCommand {
 struct ConnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "connect", abstract: "Connect a sender or filter to a filter or receiver.")
     @OptionGroup var bus: BusOptions
-    @Argument var from: String
-    @Argument var to: String
+    @Argument(help: "The sender or filter port, for example codec.in.") var from: String
+    @Argument(help: "The filter or receiver port, for example rec.in.") var to: String
 
     func run() throws {
         try bus.request(as: "connect") { client throws(BusClientError) in try client.connect(from: from, to: to) }
@@ -93,8 +93,8 @@ struct ConnectCommand: ParsableCommand {
 struct DisconnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "disconnect", abstract: "Remove a connection.")
     @OptionGroup var bus: BusOptions
-    @Argument var from: String
-    @Argument var to: String
+    @Argument(help: "The sender or filter port.") var from: String
+    @Argument(help: "The filter or receiver port.") var to: String
 
     func run() throws {
         try bus.request(as: "disconnect") { client throws(BusClientError) in try client.disconnect(from: from, to: to) }
@@ -104,7 +104,7 @@ struct DisconnectCommand: ParsableCommand {
 struct MuteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "mute", abstract: "Mute a port.")
     @OptionGroup var bus: BusOptions
-    @Argument var port: String
+    @Argument(help: "The port to mute, for example codec.in.") var port: String
 
     func run() throws {
         try bus.request(as: "mute") { client throws(BusClientError) in try client.setMuted(port, true) }
@@ -114,7 +114,7 @@ struct MuteCommand: ParsableCommand {
 struct UnmuteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "unmute", abstract: "Unmute a port.")
     @OptionGroup var bus: BusOptions
-    @Argument var port: String
+    @Argument(help: "The port to unmute.") var port: String
 
     func run() throws {
         try bus.request(as: "unmute") { client throws(BusClientError) in try client.setMuted(port, false) }
@@ -124,7 +124,7 @@ struct UnmuteCommand: ParsableCommand {
 struct TriggerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "trigger", abstract: "Fire a trigger by name.")
     @OptionGroup var bus: BusOptions
-    @Argument var name: String
+    @Argument(help: "The trigger, for example mute (`stagebox console --execute triggers` lists them).") var name: String
 
     func run() throws {
         try bus.request(as: "trigger") { client throws(BusClientError) in try client.fireTrigger(name) }

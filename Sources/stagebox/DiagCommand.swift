@@ -47,8 +47,8 @@ struct DiagCommand: ParsableCommand {
     struct GPIOSet: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "gpio-set", abstract: "Drive an output line (an LED) and hold it.")
-        @Argument var chip: String
-        @Argument var line: Int
+        @Argument(help: "The GPIO chip: a name (gpiochip0), a path, a label or a number.") var chip: String
+        @Argument(help: "The line's offset on the chip.") var line: Int
         @Argument(help: "0 or 1.") var value: Int
         @Option(help: "Hold the line this many seconds before releasing it.") var hold: Double = 1
 

@@ -33,6 +33,29 @@ import Testing
         }
     }
 
+    /// What is wrong, in words: not libsndfile's raw text, not a format number.
+    @Test func errorsSayWhatIsWrongInWords() throws {
+        func message(_ path: String) -> String {
+            do { _ = try AudioFileReader(path: path); return "opened" } catch { return error.message }
+        }
+        let text = path("text.wav"), empty = path("empty.wav"), bytes = path("u8.wav")
+        defer { for p in [text, empty, bytes] { try? FileManager.default.removeItem(atPath: p) } }
+        try Data("this is not audio at all, just some text".utf8).write(to: URL(fileURLWithPath: text))
+        try Data().write(to: URL(fileURLWithPath: empty))
+        // An 8-bit WAV: RIFF header, fmt (PCM, 1 channel, 8000 Hz, 8 bits), 4 bytes of data.
+        var wav = Data("RIFF".utf8) + le32(40) + Data("WAVEfmt ".utf8) + le32(16)
+        wav += Data([1, 0, 1, 0]) + le32(8000) + le32(8000) + Data([1, 0, 8, 0]) + Data("data".utf8) + le32(4)
+        wav += Data([128, 128, 128, 128])
+        try wav.write(to: URL(fileURLWithPath: bytes))
+        #expect(message("/nonexistent/a.wav") == "no such file")
+        #expect(message(FileManager.default.temporaryDirectory.path) == "a directory, not an audio file")
+        #expect(message(empty) == "an empty file, not an audio file")
+        #expect(message(text).hasPrefix("not an audio file this build can read"))
+        #expect(message(bytes) == "unsupported sample encoding: Unsigned 8 bit PCM (allowed: PCM 16-, 24- or 32-bit, 32-bit float)")
+    }
+
+    private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
+
     @Test func refusesOtherEncodings() throws {
         // An 8-bit unsigned WAV, written by hand.
         var bytes = [UInt8]()

@@ -119,6 +119,19 @@ import Testing
         #expect(p.count == 6)
     }
 
+    @Test func aToneAboveHalfTheRateIsRefused() {
+        let p = problems("""
+            [audio]
+            rate = 16000
+
+            [tone]
+            frequency = 9000.0
+            """)
+        #expect(p == ["box.toml:5: tone.frequency: 9000.0 Hz is not below half the sample rate (16000 Hz): "
+                      + "it would sound at another pitch (allowed: below 8000 Hz)"], "\(p)")
+        #expect(problems("[audio]\nrate = 48000\n[tone]\nfrequency = 9000.0\n").isEmpty)
+    }
+
     @Test func connectEntriesNeedFromAndTo() {
         let p = problems("""
             [[connect]]

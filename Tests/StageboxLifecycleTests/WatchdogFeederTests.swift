@@ -18,7 +18,7 @@ import Testing
 
     @Test func feedsOnlyWhileFramesAdvanceAndDisarmsOnStop() throws {
         let path = temporaryPath("dog")
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         defer { unlink(path) }
         let dog = try Watchdog(path: path)
         #expect(dog.setTimeout(seconds: 10) == nil) // a regular file has no timeout to set
@@ -47,7 +47,7 @@ import Testing
 
     @Test func feedsAtMostOnceAnInterval() throws {
         let path = temporaryPath("dog")
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         defer { unlink(path) }
         let feeder = WatchdogFeeder(hardware: try Watchdog(path: path), timeoutSeconds: 2, systemd: nil)
         // Ticks every 50 ms for 2 s with progress each time: a 2 s timeout means a feed every 0.5 s.

@@ -19,7 +19,7 @@ import Musl
         let s = try Scratch()
         defer { s.remove() }
         let dog = s.path("watchdog")
-        FileManager.default.createFile(atPath: dog, contents: nil)
+        _ = FileManager.default.createFile(atPath: dog, contents: nil)
         let socket = s.path("bus.sock")
         let config = try s.write("sim.toml", """
             [audio]
