@@ -27,7 +27,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let watchdogFeeder: WatchdogFeeder
     private let history = Mutex<[XrunRecord]>([])
 
-    init(loaded: LoadedConfig, driver: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
+    init(loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
          server: BusServer?, watchdog: WatchdogFeeder) {
         let audio = loaded.config.audio
         self.driver = driver
@@ -47,7 +47,9 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
                      "[tone] signal=\(loaded.config.tone.signal) frequency=\(loaded.config.tone.frequency) "
                          + "level_db=\(loaded.config.tone.levelDB)",
                      "[bus] socket=\(loaded.config.bus.socket)",
-                     "[console] device=\(loaded.config.console.device) baud=\(loaded.config.console.baud)",
+                     "[console] device=\(consoleDevice)"
+                         + (consoleDevice == "stdio" ? " (the terminal stagebox runs in)" : " baud=\(loaded.config.console.baud)")
+                         + (consoleDevice != loaded.config.console.device ? " (the file says \(loaded.config.console.device))" : ""),
                      "[watchdog] device=\(loaded.config.watchdog.device) timeout=\(loaded.config.watchdog.timeout)"]
         lines += loaded.problems.isEmpty ? ["no problems"] : ["problems (the defaults are in effect):"]
             + loaded.problems.map { "  \($0)" }

@@ -78,10 +78,12 @@ struct RunCommand: ParsableCommand {
         let driverName = simulate ? "simulated" : "ALSA capture \(audio.capture), playback \(audio.playback)"
         let watchdog = Self.startWatchdog(configuration.watchdog, logger: logger)
         defer { watchdog.stop() }
-        let context = AppConsoleContext(loaded: loaded, driver: driverName, engine: engine, triggers: triggers,
+        let consoleDevice = consolePlace(configuration.console)
+        let context = AppConsoleContext(loaded: loaded, driver: driverName, consoleDevice: consoleDevice,
+                                        engine: engine, triggers: triggers,
                                         control: control, server: server, watchdog: watchdog)
         let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
-        let console = startConsole(configuration.console, context: context, logger: logger)
+        let console = startConsole(configuration.console, device: consoleDevice, context: context, logger: logger)
         // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
         let shell = Console(context: context)
         server?.consoleHandler.withLock {
@@ -113,9 +115,15 @@ struct RunCommand: ParsableCommand {
 
     /// Starts the console where the configuration puts it: a serial device, stdio, or nowhere.
     /// With `--simulate` on a terminal and no device in the file, it is on stdio.
-    private func startConsole(_ section: ConsoleSection, context: ConsoleContext, logger: Logger) -> ConsoleRunner? {
-        var device = section.device
-        if simulate && !section.deviceGiven { device = isatty(0) == 1 ? "stdio" : "none" }
+    /// Where the console goes: the configured device; with `--simulate` and none configured,
+    /// the terminal stagebox runs in (or nowhere without one).
+    private func consolePlace(_ section: ConsoleSection) -> String {
+        guard simulate && !section.deviceGiven else { return section.device }
+        return isatty(0) == 1 ? "stdio" : "none"
+    }
+
+    private func startConsole(_ section: ConsoleSection, device: String, context: ConsoleContext,
+                              logger: Logger) -> ConsoleRunner? {
         let console = Console(context: context)
         switch device {
         case "none":

@@ -65,6 +65,10 @@ import Musl
         // Tab completes the command; the answer is the status table.
         type(master, "sta\t\r")
         #expect(read(master, until: "clients     0", into: &screen), "\(screen)")
+        // `config` says where the console really is.
+        screen = ""
+        type(master, "config\r")
+        #expect(read(master, until: "(the terminal stagebox runs in)", into: &screen), "\(screen)")
         // A typo fixed with backspace.
         screen = ""
         type(master, "portz\u{7F}s\r")
