@@ -125,10 +125,13 @@ public final class BusClient: @unchecked Sendable {
     }
 
     /// Runs a line of the console (as on the serial port) and returns its answer.
-    public func console(_ line: String) throws(BusClientError) -> String {
+    public func console(_ line: String) throws(BusClientError) -> String { try consoleRun(line).text }
+
+    /// Runs a line of the console; its answer, and whether the command failed.
+    public func consoleRun(_ line: String) throws(BusClientError) -> (text: String, failed: Bool) {
         let (answer, _) = try connection.request(.consoleLine(line))
-        guard case .consoleAnswer(let text) = answer else { throw .connection("unexpected answer: \(answer)") }
-        return text
+        guard case let .consoleAnswer(text, failed) = answer else { throw .connection("unexpected answer: \(answer)") }
+        return (text, failed)
     }
 
     /// What Tab would complete at the end of a console line.

@@ -39,7 +39,8 @@ extension BusServer {
             guard let console = consoleHandler.withLock({ $0 }) else {
                 return reply(session, id, .error(.refused, "this stagebox has no console"))
             }
-            reply(session, id, .consoleAnswer(console.execute(line)))
+            let (text, failed) = console.execute(line)
+            reply(session, id, .consoleAnswer(text, failed: failed))
         case .consoleComplete(let line):
             reply(session, id, .completions(consoleHandler.withLock({ $0 })?.complete(line) ?? []))
         case .fireTrigger(let name):

@@ -52,9 +52,9 @@ public final class BusServer: @unchecked Sendable {
 
     /// What the bus needs of the console.
     public struct ConsoleHandler: Sendable {
-        public var execute: @Sendable (String) -> String
+        public var execute: @Sendable (String) -> (text: String, failed: Bool)
         public var complete: @Sendable (String) -> [String]
-        public init(execute: @escaping @Sendable (String) -> String, complete: @escaping @Sendable (String) -> [String]) {
+        public init(execute: @escaping @Sendable (String) -> (text: String, failed: Bool), complete: @escaping @Sendable (String) -> [String]) {
             self.execute = execute
             self.complete = complete
         }

@@ -53,7 +53,21 @@ public struct Console: Sendable {
     }
 
     /// Runs one line; returns the answer (lines joined with "\n", no trailing newline).
-    public func execute(_ line: String) -> String {
+    public func execute(_ line: String) -> String { run(line).text }
+
+    /// Runs one line; the answer, and whether the command failed (unknown, misused, refused).
+    public func run(_ line: String) -> (text: String, failed: Bool) {
+        let text = answer(line)
+        let name = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) ?? ""
+        // A change answers "ok" or why it was refused; every other failure has its own opening.
+        let refused = ["connect", "disconnect", "mute", "unmute"].contains(name) && text != "ok"
+        return (text, refused || Self.failurePrefixes.contains { text.hasPrefix($0) })
+    }
+
+    /// How the answers of commands that failed begin.
+    static let failurePrefixes = ["unknown command '", "usage: ", "no command '", "no trigger named ", "log: N must"]
+
+    private func answer(_ line: String) -> String {
         let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard let name = words.first else { return "" }
         let args = Array(words.dropFirst())

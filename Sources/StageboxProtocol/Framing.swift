@@ -134,7 +134,9 @@ extension ServerMessage {
             case let .triggerChanged(n, s): w.u8(4); w.string(n); w.u8(s)
             case .serverStopping: w.u8(5)
             }
-        case let .consoleAnswer(text): w.long(text)
+        case let .consoleAnswer(text, failed):
+            w.long(text)
+            w.bool(failed)
         case let .completions(list): w.u32(UInt32(list.count)); for c in list { w.string(c) }
         }
         return Frame.wrap(type: type, requestID: requestID, body: w.bytes)
@@ -183,7 +185,7 @@ extension ServerMessage {
             case 5: m = .event(.serverStopping)
             case let k: throw .invalidValue("event kind \(k)")
             }
-        case 107: m = .consoleAnswer(try r.long())
+        case 107: m = .consoleAnswer(try r.long(), failed: try r.bool())
         case 108:
             let n = try r.count(minimumSize: 2)
             var list: [String] = []

@@ -1,5 +1,5 @@
 /// The bus protocol's version; a client speaking another is refused at hello.
-public let busProtocolVersion: UInt16 = 1
+public let busProtocolVersion: UInt16 = 2
 
 /// The largest frame either side accepts.
 public let maximumFrameSize = 64 * 1024
@@ -113,7 +113,8 @@ public enum ServerMessage: Sendable, Equatable {
     case ports([PortInfo])
     case connections([(from: String, to: String)])
     case event(BusEvent)
-    case consoleAnswer(String)
+    /// A console line's answer, and whether the command failed.
+    case consoleAnswer(String, failed: Bool)
     case completions([String])
 
     public static func == (a: ServerMessage, b: ServerMessage) -> Bool {
@@ -126,7 +127,7 @@ public enum ServerMessage: Sendable, Equatable {
         case let (.error(c, m), .error(d, n)): return c == d && m == n
         case let (.ports(x), .ports(y)): return x == y
         case let (.event(x), .event(y)): return x == y
-        case let (.consoleAnswer(x), .consoleAnswer(y)): return x == y
+        case let (.consoleAnswer(x, f), .consoleAnswer(y, g)): return x == y && f == g
         case let (.completions(x), .completions(y)): return x == y
         default: return false
         }

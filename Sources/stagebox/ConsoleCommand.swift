@@ -20,9 +20,14 @@ struct ConsoleCommand: ParsableCommand {
         let client = try bus.connect(as: "console-\(getpid())")
         defer { client.close() }
         if let execute {
+            // Every command runs; the exit status says whether any failed.
+            var failures = 0
             for line in execute.split(separator: ";") {
-                print(try busRequest { () throws(BusClientError) in try client.console(String(line)) })
+                let (text, failed) = try busRequest { () throws(BusClientError) in try client.consoleRun(String(line)) }
+                print(text)
+                if failed { failures += 1 }
             }
+            if failures > 0 { throw ExitCode(1) }
             return
         }
         var editor = LineEditor(completions: { (try? client.consoleCompletions($0)) ?? [] })

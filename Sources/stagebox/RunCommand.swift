@@ -87,7 +87,7 @@ struct RunCommand: ParsableCommand {
         // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
         let shell = Console(context: context)
         server?.consoleHandler.withLock {
-            $0 = .init(execute: { shell.execute($0) }, complete: { shell.completions(for: $0) })
+            $0 = .init(execute: { shell.run($0) }, complete: { shell.completions(for: $0) })
         }
         defer { console?.stop() }
         if simulate {

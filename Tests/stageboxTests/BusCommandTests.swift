@@ -97,11 +97,17 @@ extension BusCommandTests {
         let board = try SimulatedBoard()
         defer { _ = board.stop() }
         let r = try board.stagebox(["console", "--execute", "status;ports;connect tone codec.out;connections;nonsense"])
-        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.status == 1, "one command failed: \(r.stderr)")
         #expect(r.stdout.contains("driver      simulated"))
         #expect(r.stdout.contains("codec.out  receiver  2"))
         #expect(r.stdout.contains("ok\ncodec.in -> codec.out\ntone -> codec.out"))
         #expect(r.stdout.contains("unknown command 'nonsense'"))
+        // Every command answers; the status says whether any failed, as scripts need.
+        #expect(try board.stagebox(["console", "--execute", "status;mute tone;unmute tone"]).status == 0)
+        for failing in ["connect tone codec.out", "mute nope", "trigger fireworks", "help nothing", "log -3", "connect tone"] {
+            let f = try board.stagebox(["console", "--execute", failing])
+            #expect(f.status == 1, "\(failing): \(f.stdout)")
+        }
     }
 }
 
