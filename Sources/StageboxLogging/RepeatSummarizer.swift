@@ -1,20 +1,31 @@
-/// Keeps a warning that repeats (a late wakeup every few seconds on a busy machine) from
-/// flooding the log: the first of a kind is told at once; the ones after it, within `window`,
-/// are counted and told in one summary line once the window has passed.
+/// Keeps a warning that repeats (late wakeups on a busy machine, a codec that xruns all the
+/// time) from flooding the log: the first `burst` of a kind in a window are told one by one;
+/// the ones after them are counted and told in one summary line once the window has passed.
 public struct RepeatSummarizer {
     public let windowNanos: Int64
+    public let burst: Int
     private struct Kind {
         var windowStart: Int64
+        var told = 1
         var count = 0
         var longestNanos: Int64 = 0
     }
     private var kinds: [String: Kind] = [:]
 
-    public init(windowSeconds: Double = 10) { windowNanos = Int64(windowSeconds * 1e9) }
+    public init(windowSeconds: Double = 10, burst: Int = 5) {
+        windowNanos = Int64(windowSeconds * 1e9)
+        self.burst = max(1, burst)
+    }
 
     /// One occurrence of `kind`; returns the line to log now, if any.
     public mutating func note(_ kind: String, durationNanos: Int64, now: Int64) -> String? {
+        let line = "\(kind) (\(Self.ms(durationNanos)) ms)"
         if var k = kinds[kind], now - k.windowStart < windowNanos {
+            if k.told < burst {
+                k.told += 1
+                kinds[kind] = k
+                return line
+            }
             k.count += 1
             k.longestNanos = max(k.longestNanos, durationNanos)
             kinds[kind] = k
@@ -22,8 +33,12 @@ public struct RepeatSummarizer {
         }
         let summary = flush(kind, now: now)
         kinds[kind] = Kind(windowStart: now)
-        let line = "\(kind) (\(Self.ms(durationNanos)) ms)"
         return summary.map { "\($0); \(line)" } ?? line
+    }
+
+    /// Summaries of everything still untold, whatever the time (at the end of a run).
+    public mutating func flushAll(now: Int64) -> [String] {
+        kinds.keys.sorted().compactMap { flush($0, now: now) }
     }
 
     /// Summaries of the kinds whose window has passed with occurrences untold.
@@ -36,7 +51,7 @@ public struct RepeatSummarizer {
 
     private mutating func flush(_ kind: String, now: Int64) -> String? {
         guard let k = kinds[kind], k.count > 0 else { return nil }
-        kinds[kind] = Kind(windowStart: now)
+        kinds[kind] = Kind(windowStart: now, told: burst)
         let seconds = Double(windowNanos) / 1e9
         return "\(kind): \(k.count) more in \(Self.format(seconds)) s (longest \(Self.ms(k.longestNanos)) ms)"
     }

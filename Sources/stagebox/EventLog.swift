@@ -4,8 +4,8 @@ import StageboxLogging
 import StageboxRealtime
 
 /// Turns what the audio thread reported into log lines, off the audio thread. A kind that
-/// repeats is told once, then summarised every ten seconds (`RepeatSummarizer`); the console's
-/// `xruns` still lists every one.
+/// repeats is told five times in ten seconds, then summarised (`RepeatSummarizer`); the
+/// console's `xruns` still lists every one.
 final class EventLog {
     let logger: Logger
     let control: DriverControl
@@ -28,5 +28,11 @@ final class EventLog {
             }
         }
         for line in repeats.due(now: now) { logger.warning("\(line)") }
+    }
+
+    /// At the end of a run: what is still untold.
+    func finish() {
+        drain()
+        for line in repeats.flushAll(now: monotonicNanoseconds()) { logger.warning("\(line)") }
     }
 }

@@ -108,6 +108,7 @@ struct RunCommand: ParsableCommand {
                 throw ExitCode(1)
             }
         }
+        events.finish()
         let summary = control.statistics.snapshot().summary
         logger.info("stopped after \(control.framesProcessed.load(ordering: .relaxed)) frames")
         print("statistics: frames=\(control.framesProcessed.load(ordering: .relaxed)) \(summary)")

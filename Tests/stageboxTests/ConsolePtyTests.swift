@@ -44,12 +44,10 @@ import Musl
         }
     }
 
-    @Test func aPersonTypesAtTheConsole() throws {
-        let s = try Scratch()
-        defer { s.remove() }
+    /// `stagebox run --simulate` with its stdin and stdout on a new pty; returns it and the master.
+    private func runOnPty(_ s: Scratch) throws -> (Process, Int32) {
         let config = try s.write("sim.toml", "[audio]\nrt_priority = 0\n\n[bus]\nsocket = \"\(s.path("bus.sock"))\"\n")
         let (master, slave) = try openPty()
-        defer { close(master) }
         let process = Process()
         process.executableURL = StageboxProcess.binary
         process.arguments = ["run", "--simulate", "--config", config]
@@ -58,6 +56,14 @@ import Musl
         process.standardError = Pipe()
         try process.run()
         close(slave)
+        return (process, master)
+    }
+
+    @Test func aPersonTypesAtTheConsole() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let (process, master) = try runOnPty(s)
+        defer { close(master) }
         defer { if process.isRunning { process.interrupt(); process.waitUntilExit() } }
 
         var screen = ""
@@ -101,17 +107,8 @@ import Musl
     func ctrlCAndFriendsStopTheBoard(keys: String) throws {
         let s = try Scratch()
         defer { s.remove() }
-        let config = try s.write("sim.toml", "[audio]\nrt_priority = 0\n\n[bus]\nsocket = \"\(s.path("bus.sock"))\"\n")
-        let (master, slave) = try openPty()
+        let (process, master) = try runOnPty(s)
         defer { close(master) }
-        let process = Process()
-        process.executableURL = StageboxProcess.binary
-        process.arguments = ["run", "--simulate", "--config", config]
-        process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
-        process.standardOutput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
-        process.standardError = Pipe()
-        try process.run()
-        close(slave)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
         var screen = ""
         #expect(read(master, until: "stagebox> ", into: &screen), "a prompt: \(screen)")
