@@ -46,7 +46,8 @@ struct DriftController {
     /// The program waited on the bus for room or data: it is paced by the bus.
     mutating func noteBusWait(at now: Int64) { lastBusWait = now }
 
-    var pacedByBus: Bool { monotonicNanoseconds() - lastBusWait < 1_000_000_000 }
+    /// Whether the program waited on the bus within the second before `now`.
+    func pacedByBus(at now: Int64) -> Bool { now - lastBusWait < 1_000_000_000 }
 
     /// Bus frames per program frame of `frames` program frames.
     private func busUnits(_ frames: Int) -> Double {
@@ -70,7 +71,7 @@ struct DriftController {
         // Skip the first tenth of a second: a program's start is rarely its steady pace.
         if now - firstObservation > 100_000_000 { estimator.observe(codec: codecNow, client: clientFrames) }
 
-        if pacedByBus { return nominalRatio }
+        if pacedByBus(at: now) { return nominalRatio }
         // Engage only on a drift measured over a second at least, and clearly not noise.
         guard let e = estimator.estimate, estimator.span >= busRate else { return nil }
         if measured == nil && abs(e.slope - 1) <= max(4 * e.standardError, 0.00002) { return nil }
