@@ -27,19 +27,21 @@ let package = Package(
 
         // Lock-free queues, snapshots and statistics shared by the audio thread and the rest.
         .target(name: "StageboxRealtime"),
+        // Numbers and table columns as text, for the console, the commands and the logs.
+        .target(name: "StageboxFormatting"),
         // The TOML configuration: model, defaults, validation with FILE:LINE errors.
         .target(name: "StageboxConfig", dependencies: [
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // The engine: ports, connections, graph snapshots, mixing; processes one period.
-        .target(name: "StageboxBus", dependencies: [
+        .target(name: "StageboxEngine", dependencies: [
             "StageboxRealtime", .product(name: "Atomics", package: "swift-atomics"),
         ]),
         // WAV and other audio files through libsndfile.
         .target(name: "StageboxAudioFiles", dependencies: ["CSndFile"]),
         // Drivers around the engine: ALSA mmap codec loop, offline (WAV) and simulated board.
-        .target(name: "StageboxCodec", dependencies: [
-            "CALSA", "StageboxBus", "StageboxRealtime", "StageboxAudioFiles",
+        .target(name: "StageboxDrivers", dependencies: [
+            "CALSA", "StageboxEngine", "StageboxRealtime", "StageboxAudioFiles", "StageboxFormatting",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The bus protocol shared by server and clients: messages, framing, shared-memory rings.
@@ -47,8 +49,8 @@ let package = Package(
             "CLinux", .product(name: "Atomics", package: "swift-atomics"),
         ]),
         // The server side of the client bus: client ports on the audio thread.
-        .target(name: "StageboxClients", dependencies: [
-            "StageboxBus", "StageboxProtocol", "StageboxControls", "StageboxRealtime", "CLinux",
+        .target(name: "StageboxBusServer", dependencies: [
+            "StageboxEngine", "StageboxProtocol", "StageboxControls", "StageboxRealtime", "CLinux",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The client library (Swift): usable without the rest of Stagebox.
@@ -58,7 +60,7 @@ let package = Package(
         // Buttons, LEDs and triggers.
         .target(name: "StageboxControls", dependencies: ["CGPIOD"]),
         // The watchdog and the audio lifecycle.
-        .target(name: "StageboxLifecycle", dependencies: ["CLinux", "StageboxRealtime"]),
+        .target(name: "StageboxWatchdog", dependencies: ["CLinux", "StageboxRealtime", "StageboxFormatting"]),
         // Stagebox's own log: a bounded queue to a writer thread (nothing that logs waits on the
         // output), and the last lines in memory for the console.
         .target(name: "StageboxLogging", dependencies: [
@@ -66,12 +68,12 @@ let package = Package(
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
         // The serial console.
-        .target(name: "StageboxConsole", dependencies: ["StageboxBus", "StageboxControls", "StageboxRealtime"]),
+        .target(name: "StageboxConsole", dependencies: ["StageboxEngine", "StageboxControls", "StageboxRealtime", "StageboxFormatting"]),
         // The executable that wires everything together.
         .executableTarget(name: "stagebox", dependencies: [
-            "StageboxCodec", "StageboxBus", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
-            "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxLifecycle", "StageboxConsole",
-            "StageboxLogging",
+            "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
+            "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
+            "StageboxLogging", "StageboxFormatting",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -79,21 +81,22 @@ let package = Package(
         // Helpers shared by the test targets.
         .target(name: "StageboxTestSupport", path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime"]),
+        .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
-        .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle", "CLinux"]),
-        .testTarget(name: "StageboxBusTests", dependencies: ["StageboxBus"]),
+        .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "CLinux"]),
+        .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine"]),
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),
         .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol"]),
         .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
-        .testTarget(name: "StageboxCodecTests", dependencies: [
-            "StageboxCodec", "CALSA", "StageboxAudioFiles", "StageboxTestSupport",
+        .testTarget(name: "StageboxDriversTests", dependencies: [
+            "StageboxDrivers", "CALSA", "StageboxAudioFiles", "StageboxTestSupport",
         ]),
         // Counts allocations on the audio thread with a malloc interposer, in a process of its own.
         // Counts lock calls on one thread, by interposing them (for the probe only).
         .target(name: "LockCounter", path: "Tests/LockCounter"),
         .executableTarget(name: "stagebox-allocation-probe", dependencies: [
-            "StageboxCodec", "StageboxBus", "StageboxRealtime", "StageboxClients", "StageboxClient", "StageboxControls",
+            "StageboxDrivers", "StageboxEngine", "StageboxRealtime", "StageboxBusServer", "StageboxClient", "StageboxControls",
             "CALSA", "LockCounter",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             .product(name: "Logging", package: "swift-log"),
@@ -103,10 +106,10 @@ let package = Package(
                           path: "Tests/HostileClient"),
         // Runs the built `stagebox` binary as a user would.
         .testTarget(name: "StageboxConsoleTests", dependencies: [
-            "StageboxConsole", "StageboxBus", "StageboxControls", "StageboxRealtime", "StageboxCodec", "CLinux",
+            "StageboxConsole", "StageboxEngine", "StageboxControls", "StageboxRealtime", "StageboxDrivers", "CLinux",
         ]),
-        .testTarget(name: "StageboxClientsTests", dependencies: [
-            "StageboxClients", "StageboxClient", "StageboxProtocol", "StageboxCodec", "StageboxBus",
+        .testTarget(name: "StageboxBusServerTests", dependencies: [
+            "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxDrivers", "StageboxEngine",
             "StageboxControls", "StageboxRealtime", "StageboxTestSupport",
         ]),
         .testTarget(name: "stageboxTests", dependencies: [

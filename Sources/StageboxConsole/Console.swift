@@ -1,4 +1,5 @@
-import StageboxBus
+import StageboxFormatting
+import StageboxEngine
 import StageboxRealtime
 
 /// The diagnostics shell: short commands, each answering in a line or a small table that fits
@@ -81,10 +82,10 @@ public struct Console: Sendable {
         case ("status", 0): return status()
         case ("ports", 0): return ports()
         case ("connections", 0): return connections()
-        case ("connect", 2): return change { () throws(BusError) in try context.engine.connect(from: args[0], to: args[1]) }
-        case ("disconnect", 2): return change { () throws(BusError) in try context.engine.disconnect(from: args[0], to: args[1]) }
-        case ("mute", 1): return change { () throws(BusError) in try context.engine.setMuted(args[0], true) }
-        case ("unmute", 1): return change { () throws(BusError) in try context.engine.setMuted(args[0], false) }
+        case ("connect", 2): return change { () throws(EngineError) in try context.engine.connect(from: args[0], to: args[1]) }
+        case ("disconnect", 2): return change { () throws(EngineError) in try context.engine.disconnect(from: args[0], to: args[1]) }
+        case ("mute", 1): return change { () throws(EngineError) in try context.engine.setMuted(args[0], true) }
+        case ("unmute", 1): return change { () throws(EngineError) in try context.engine.setMuted(args[0], false) }
         case ("clients", 0): return clients()
         case ("xruns", 0): return xruns()
         case ("meters", 0): return meters()
@@ -108,8 +109,8 @@ public struct Console: Sendable {
         }
     }
 
-    private func change(_ body: () throws(BusError) -> Void) -> String {
-        do throws(BusError) {
+    private func change(_ body: () throws(EngineError) -> Void) -> String {
+        do throws(EngineError) {
             try body()
             return "ok"
         } catch {
@@ -232,12 +233,3 @@ import Glibc
 import Musl
 #endif
 
-extension String {
-    func padded(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
-    var trailingSpacesRemoved: String {
-        var s = Substring(self)
-        while s.last == " " { s = s.dropLast() }
-        return String(s)
-    }
-}

@@ -1,4 +1,4 @@
-import StageboxBus
+import StageboxEngine
 import StageboxControls
 import StageboxRealtime
 

@@ -57,5 +57,9 @@ public final class RealtimeThread: @unchecked Sendable {
 /// The calling thread's pthread id as a number (for statistics and allocation tests).
 @inline(__always)
 public func currentThreadID() -> UInt {
-    unsafeBitCast(pthread_self(), to: UInt.self)
+    #if canImport(Musl)
+    UInt(bitPattern: pthread_self())  // musl's pthread_t is a pointer
+    #else
+    UInt(pthread_self())
+    #endif
 }

@@ -1,10 +1,10 @@
-import StageboxBus
-import StageboxClients
-import StageboxCodec
+import StageboxEngine
+import StageboxBusServer
+import StageboxDrivers
 import StageboxConfig
 import StageboxConsole
 import StageboxControls
-import StageboxLifecycle
+import StageboxWatchdog
 import StageboxLogging
 import StageboxRealtime
 import Synchronization

@@ -1,3 +1,4 @@
+import StageboxFormatting
 import ArgumentParser
 import StageboxAudioFiles
 import StageboxClient
@@ -69,10 +70,10 @@ struct PortsCommand: ParsableCommand {
         let ports = try busRequest { () throws(BusClientError) in try client.ports() }
         let connections = try busRequest { () throws(BusClientError) in try client.connections() }
         let width = max(12, ports.map(\.name.count).max() ?? 0)
-        print("PORT".padding(width) + "  KIND      CH  OWNER     STATE")
+        print("PORT".padded(width) + "  KIND      CH  OWNER     STATE")
         for p in ports {
-            print(p.name.padding(width) + "  " + "\(p.kind)".padding(8) + "  " + String(p.channels).padding(2) + "  "
-                  + p.owner.padding(8) + "  " + (p.muted ? "muted" : ""))
+            print(p.name.padded(width) + "  " + "\(p.kind)".padded(8) + "  " + String(p.channels).padded(2) + "  "
+                  + p.owner.padded(8) + "  " + (p.muted ? "muted" : ""))
         }
         print(connections.isEmpty ? "no connections" : "connections:")
         for c in connections { print("  \(c.from) -> \(c.to)") }
@@ -129,8 +130,4 @@ struct TriggerCommand: ParsableCommand {
     func run() throws {
         try bus.request(as: "trigger") { client throws(BusClientError) in try client.fireTrigger(name) }
     }
-}
-
-extension String {
-    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }

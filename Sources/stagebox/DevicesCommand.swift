@@ -1,6 +1,6 @@
 import ArgumentParser
 import CALSA
-import StageboxCodec
+import StageboxDrivers
 
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,7 @@
 import ArgumentParser
 import StageboxConsole
 import StageboxControls
-import StageboxLifecycle
+import StageboxWatchdog
 import StageboxRealtime
 
 #if canImport(Glibc)

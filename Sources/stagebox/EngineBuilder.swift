@@ -1,4 +1,4 @@
-import StageboxBus
+import StageboxEngine
 import StageboxConfig
 
 /// Builds the engine a configuration describes and makes its connections.

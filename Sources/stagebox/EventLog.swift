@@ -1,5 +1,5 @@
 import Logging
-import StageboxCodec
+import StageboxDrivers
 import StageboxLogging
 import StageboxRealtime
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import StageboxCodec
+import StageboxDrivers
 import StageboxConfig
 
 struct RenderCommand: ParsableCommand {

@@ -1,14 +1,15 @@
+import StageboxFormatting
 import ArgumentParser
 import CALSA
 import Logging
 import StageboxAudioFiles
-import StageboxBus
-import StageboxClients
-import StageboxCodec
+import StageboxEngine
+import StageboxBusServer
+import StageboxDrivers
 import StageboxControls
 import StageboxConfig
 import StageboxConsole
-import StageboxLifecycle
+import StageboxWatchdog
 import StageboxRealtime
 
 struct RunCommand: ParsableCommand {

@@ -12,9 +12,9 @@ import Foundation
 import Logging
 import LockCounter
 import MallocInterposerSwift
-import StageboxBus
-import StageboxClients
-import StageboxCodec
+import StageboxEngine
+import StageboxBusServer
+import StageboxDrivers
 import StageboxControls
 import StageboxRealtime
 import Synchronization

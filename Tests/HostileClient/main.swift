@@ -43,7 +43,7 @@ func mappings() -> [(UnsafeMutableRawPointer, Int)] {
     var found: [(UnsafeMutableRawPointer, Int)] = []
     var line = [CChar](repeating: 0, count: 512)
     while fgets(&line, Int32(line.count), f) != nil {
-        let text = String(cString: line)
+        let text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         guard text.contains("/memfd:hostile."), text.contains("rw-s") else { continue }
         let range = text.split(separator: " ")[0].split(separator: "-")
         guard range.count == 2, let lo = UInt(range[0], radix: 16), let hi = UInt(range[1], radix: 16),
@@ -66,7 +66,7 @@ func descriptors(where matches: (String) -> Bool) -> [Int32] {
         guard let fd = Int32(name) else { continue }
         var target = [CChar](repeating: 0, count: 256)
         let n = readlink("/proc/self/fd/\(fd)", &target, 255)
-        if n > 0 && matches(String(cString: target)) { found.append(fd) }
+        if n > 0 && matches(String(decoding: target.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)) { found.append(fd) }
     }
     return found
 }

@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-import StageboxBus
-import StageboxCodec
+import StageboxEngine
+import StageboxDrivers
 import StageboxControls
 import StageboxRealtime
 @testable import StageboxConsole

@@ -30,11 +30,4 @@ private final class Node: ChainedSnapshot, @unchecked Sendable {
         exchange.collect()
         #expect(exchange.aliveCount == 1)
     }
-
-    @Test func formatsFixedPoint() {
-        #expect(fixed(1.25, digits: 1) == "1.3" || fixed(1.25, digits: 1) == "1.2")
-        #expect(fixed(-0.05, digits: 2) == "-0.05")
-        #expect(fixed(3, digits: 0) == "3")
-        #expect(fixed(12.3456, digits: 3) == "12.346")
-    }
 }

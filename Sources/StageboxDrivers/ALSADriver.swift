@@ -1,0 +1,298 @@
+import CALSA
+import Logging
+import StageboxEngine
+import StageboxRealtime
+import Synchronization
+
+/// The product's codec loop: full-duplex ALSA with mmap access, woken by the period interrupt.
+///
+/// Follows alsa-lib's `test/latency.c` (linked streams, pre-fill, one start) and `test/pcm.c`
+/// (`direct_loop`: avail → mmap_begin → work on the areas → mmap_commit). `open` and `close`
+/// run on a control thread; `runLoop` is the audio thread's body.
+public final class ALSADriver: @unchecked Sendable {
+    public let parameters: ALSAParameters
+    public let engine: Engine
+    public let control: DriverControl
+    private let pacing: Pacing
+    private let config: ALSAConfigText?
+
+    private var capture: PCMDevice?
+    private var playback: PCMDevice?
+    private var fds: UnsafeMutablePointer<pollfd>?
+    private var captureFDs = 0
+    private var playbackFDs = 0
+    private var captureStatus: OpaquePointer?
+    private var playbackStatus: OpaquePointer?
+
+    /// Whether `snd_pcm_link` joined the two streams (plugins answer -ENOSYS).
+    public let linked = Atomic<Bool>(false)
+    /// How the running loop waits: 0 device interrupt, 1 timer, 2 free.
+    public let waitMode = Atomic<Int>(0)
+    /// The trigger timestamps of the last start, monotonic nanoseconds.
+    public let captureTrigger = Atomic<Int>(0)
+    public let playbackTrigger = Atomic<Int>(0)
+
+    /// Whether the running streams are linked (read from any thread).
+    public var isLinked: Bool { linked.load(ordering: .relaxed) }
+
+    /// What the loop waits on between periods.
+    public enum WaitMode: Int, Sendable {
+        case deviceInterrupt = 0, timer = 1, none = 2
+    }
+
+    public var currentWaitMode: WaitMode { WaitMode(rawValue: waitMode.load(ordering: .relaxed)) ?? .none }
+
+    private var periodNanos: Int64 { Int64(parameters.period) * 1_000_000_000 / Int64(parameters.sampleRate) }
+    private var framePosition: Int64 = 0
+    private var nextDeadline: Int64 = 0
+    private var lastWake: Int64 = 0
+
+    public init(parameters: ALSAParameters, engine: Engine, control: DriverControl,
+                pacing: Pacing = .automatic, config: ALSAConfigText? = nil) {
+        self.parameters = parameters
+        self.engine = engine
+        self.control = control
+        self.pacing = pacing
+        self.config = config
+        control.statistics.periodNanos.store(Int(periodNanos), ordering: .relaxed)
+    }
+
+    deinit { close() }
+
+    // MARK: Control thread
+
+    /// Opens and configures both streams and links them. A capture device named `none` (a DAC
+    /// without an ADC) opens playback alone; the codec inputs then carry silence.
+    public func open() throws(ALSAError) {
+        close()
+        let p = parameters
+        var cap: PCMDevice?
+        if p.captureDevice != ALSAParameters.noCapture {
+            cap = try PCMDevice(name: p.captureDevice, stream: SND_PCM_STREAM_CAPTURE, channels: p.inputs,
+                                parameters: p, config: config)
+        }
+        let play = try PCMDevice(name: p.playbackDevice, stream: SND_PCM_STREAM_PLAYBACK, channels: p.outputs,
+                                 parameters: p, config: config)
+        capture = cap
+        playback = play
+        linked.store(cap.map { snd_pcm_link($0.handle, play.handle) == 0 } ?? false, ordering: .relaxed)
+        captureFDs = cap?.pollDescriptorCount ?? 0
+        playbackFDs = play.pollDescriptorCount
+        let all = UnsafeMutablePointer<pollfd>.allocate(capacity: captureFDs + playbackFDs)
+        cap?.fillPollDescriptors(all, count: captureFDs)
+        play.fillPollDescriptors(all + captureFDs, count: playbackFDs)
+        fds = all
+        snd_pcm_status_malloc(&captureStatus)
+        snd_pcm_status_malloc(&playbackStatus)
+    }
+
+    /// Closes both streams (a file PCM writes out what it held back).
+    public func close() {
+        if let cap = capture, linked.load(ordering: .relaxed) { snd_pcm_unlink(cap.handle) }
+        capture = nil
+        playback = nil
+        fds?.deallocate()
+        fds = nil
+        if let s = captureStatus { snd_pcm_status_free(s) }
+        if let s = playbackStatus { snd_pcm_status_free(s) }
+        captureStatus = nil
+        playbackStatus = nil
+    }
+
+    // MARK: Audio thread
+
+    /// Runs the loop until a stop is requested, the frame limit is reached, or the device goes away.
+    /// Returns nil after a normal stop. Allocates nothing and takes no lock.
+    public func runLoop() -> ALSAError? {
+        guard let play = playback, let fds else {
+            return .call(device: parameters.playbackDevice, what: "runLoop before open", code: -Int32(EBADFD))
+        }
+        let cap = capture // nil: playback only
+        let stats = control.statistics
+        stats.audioThread.store(currentThreadID(), ordering: .relaxed)
+        defer { stats.audioThread.store(0, ordering: .relaxed) }
+        if let error = start(cap, play) { return error }
+        let period = parameters.period
+        let nfds = nfds_t(captureFDs + playbackFDs)
+        let timeoutMs = Int32(max(1, (2 * periodNanos + 999_999) / 1_000_000))
+
+        while !control.shouldStop() {
+            // Wait for the period interrupt (or the timer, for devices that do not pace).
+            switch waitMode.load(ordering: .relaxed) {
+            case 0:
+                let rc = poll(fds, nfds, timeoutMs)
+                if rc == 0 {
+                    let t = monotonicNanoseconds()
+                    stats.pollTimeouts.add(1, ordering: .relaxed)
+                    if let error = recover(cap, play, code: -Int32(EPIPE), inCapture: true, at: t, kind: .pollTimeout) {
+                        return error
+                    }
+                    continue
+                }
+                if rc < 0 { continue } // EINTR: a signal for someone else; wait again.
+                var revents: UInt16 = 0
+                if let cap { snd_pcm_poll_descriptors_revents(cap.handle, fds, UInt32(captureFDs), &revents) }
+                snd_pcm_poll_descriptors_revents(play.handle, fds + captureFDs, UInt32(playbackFDs), &revents)
+            case 1:
+                sleepUntil(monotonicNanos: nextDeadline)
+                nextDeadline += periodNanos
+            default:
+                break
+            }
+            let now = monotonicNanoseconds()
+            noteWakeup(at: now, cap ?? play)
+            if control.takeRestartRequest() {
+                if let e = recover(cap, play, code: 0, inCapture: true, at: now, kind: .restart) { return e }
+                continue
+            }
+
+            // Process every whole period both streams have room for.
+            while !control.shouldStop() {
+                // Without capture the playback side alone says when a period is due.
+                let ca = cap.map { snd_pcm_avail_update($0.handle) } ?? snd_pcm_sframes_t(period)
+                if ca < 0 {
+                    if let e = recover(cap, play, code: Int32(ca), inCapture: true, at: now, kind: .captureXrun) { return e }
+                    break
+                }
+                let pa = snd_pcm_avail_update(play.handle)
+                if pa < 0 {
+                    if let e = recover(cap, play, code: Int32(pa), inCapture: false, at: now, kind: .playbackXrun) { return e }
+                    break
+                }
+                if ca < period || pa < period { break }
+                let t0 = monotonicNanoseconds()
+                let waiting = cap == nil ? 0 : Int64(ca) // frames captured before this wakeup
+                let cycle = CycleInfo(framePosition: framePosition,
+                                      hostTimeNanos: t0 - waiting * 1_000_000_000 / Int64(parameters.sampleRate),
+                                      sampleRate: parameters.sampleRate, startNanos: t0)
+                var got = period
+                if let cap {
+                    got = cap.transfer(engine.captureBuffer, frames: period)
+                } else {
+                    engine.captureBuffer.clear(frames: period)
+                }
+                if got < 0 {
+                    if let e = recover(cap, play, code: Int32(got), inCapture: true, at: t0, kind: .captureXrun) { return e }
+                    break
+                }
+                engine.process(frames: period, cycle: cycle)
+                let put = play.transfer(engine.playbackBuffer, frames: period)
+                if put < 0 {
+                    if let e = recover(cap, play, code: Int32(put), inCapture: false, at: t0, kind: .playbackXrun) { return e }
+                    break
+                }
+                framePosition += Int64(period)
+                control.framesProcessed.add(period, ordering: .relaxed)
+                stats.recordCycle(nanos: Int(monotonicNanoseconds() - t0))
+                if waitMode.load(ordering: .relaxed) == 1 { break } // the timer paces one period at a time
+            }
+        }
+        if let cap { snd_pcm_drop(cap.handle) }
+        if !linked.load(ordering: .relaxed) { snd_pcm_drop(play.handle) }
+        return nil
+    }
+
+    /// Pre-fills playback with a whole buffer of silence and starts both streams together.
+    private func start(_ cap: PCMDevice?, _ play: PCMDevice) -> ALSAError? {
+        if let cap { snd_pcm_prepare(cap.handle) }
+        if !linked.load(ordering: .relaxed) { snd_pcm_prepare(play.handle) }
+        let filled = play.writeSilence(frames: parameters.bufferFrames)
+        if filled < 0 { return classify(Int32(filled), play) }
+        if let cap {
+            let rc = snd_pcm_start(cap.handle)
+            if rc < 0 { return classify(rc, cap) }
+        }
+        if !linked.load(ordering: .relaxed) {
+            let rc = snd_pcm_start(play.handle)
+            if rc < 0 { return classify(rc, play) }
+        }
+        let now = monotonicNanoseconds()
+        recordTriggers(cap, play)
+        if pacing == .free {
+            waitMode.store(2, ordering: .relaxed)
+        } else {
+            // A sound card has consumed next to nothing yet; a plugin that does not pace
+            // (null, file) has swallowed the whole pre-fill at once.
+            let drained = snd_pcm_avail_update(play.handle) >= parameters.bufferFrames
+            waitMode.store(drained ? 1 : 0, ordering: .relaxed)
+        }
+        nextDeadline = now + periodNanos
+        lastWake = 0
+        return nil
+    }
+
+    private func recordTriggers(_ cap: PCMDevice?, _ play: PCMDevice) {
+        guard let cs = captureStatus, let ps = playbackStatus else { return }
+        var ts = snd_htimestamp_t()
+        if let cap, snd_pcm_status(cap.handle, cs) == 0 {
+            snd_pcm_status_get_trigger_htstamp(cs, &ts)
+            captureTrigger.store(Int(nanoseconds(ts)), ordering: .relaxed)
+        }
+        if snd_pcm_status(play.handle, ps) == 0 {
+            snd_pcm_status_get_trigger_htstamp(ps, &ts)
+            playbackTrigger.store(Int(nanoseconds(ts)), ordering: .relaxed)
+        }
+    }
+
+    /// Counts a wakeup that came more than 1.8 periods after the previous one, and how late
+    /// it came after the device's own timestamp of the period boundary.
+    @inline(__always)
+    private func noteWakeup(at now: Int64, _ stamped: PCMDevice) {
+        let stats = control.statistics
+        if lastWake > 0, waitMode.load(ordering: .relaxed) != 2 {
+            let gap = now - lastWake
+            if gap * 10 > periodNanos * 18 {
+                stats.lateWakeups.add(1, ordering: .relaxed)
+                control.report(.lateWakeup, at: now, duration: gap)
+            }
+        }
+        lastWake = now
+        if waitMode.load(ordering: .relaxed) == 0 {
+            var avail: snd_pcm_uframes_t = 0
+            var ts = snd_htimestamp_t()
+            if snd_pcm_htimestamp(stamped.handle, &avail, &ts) == 0 {
+                let stamp = nanoseconds(ts)
+                if stamp > 0 && stamp <= now { stats.recordWakeupLateness(nanos: Int(now - stamp)) }
+            }
+        }
+    }
+
+    /// Recovers from an error of one stream: counts it, then restarts both streams together so
+    /// that capture and playback stay aligned. Returns an error only when the device is gone.
+    private func recover(_ cap: PCMDevice?, _ play: PCMDevice, code: Int32, inCapture: Bool, at time: Int64,
+                         kind: AudioEvent.Kind) -> ALSAError? {
+        let failing = inCapture ? (cap ?? play) : play
+        if let gone = classify(code, failing) { return gone }
+        let stats = control.statistics
+        if kind != .pollTimeout && kind != .restart {
+            if inCapture {
+                stats.captureXruns.add(1, ordering: .relaxed)
+            } else {
+                stats.playbackXruns.add(1, ordering: .relaxed)
+            }
+        }
+        var reported = kind
+        if code == -Int32(ESTRPIPE) {
+            reported = .suspended
+            // Resume where the hardware allows it; otherwise prepare below.
+            var tries = 0
+            while snd_pcm_resume(failing.handle) == -Int32(EAGAIN) && tries < 100 {
+                sleepUntil(monotonicNanos: monotonicNanoseconds() + 10_000_000)
+                tries += 1
+            }
+        }
+        if let cap { snd_pcm_drop(cap.handle) }
+        if !linked.load(ordering: .relaxed) { snd_pcm_drop(play.handle) }
+        if let error = start(cap, play) { return error }
+        control.report(reported, at: time, duration: monotonicNanoseconds() - time)
+        return nil
+    }
+
+    /// The error to give up with when `code` means the device went away; nil otherwise.
+    private func classify(_ code: Int32, _ device: PCMDevice) -> ALSAError? {
+        if code == -Int32(ENODEV) || code == -Int32(EBADFD) || code == -Int32(ENXIO) || code == -Int32(EIO) {
+            return .disappeared(device: device.name, code: code)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,67 @@
+import StageboxFormatting
+import StageboxRealtime
+import Synchronization
+
+/// Feeds the hardware watchdog, and systemd's when there is one, only while the audio loop
+/// makes progress: the control thread calls `tick` with the frames processed so far, and a
+/// feed happens only when that count moved since the last one. A loop that hangs (or a
+/// stagebox that dies) stops the feeding, and the board resets when the timeout runs out.
+public final class WatchdogFeeder: @unchecked Sendable {
+    private let hardware: Watchdog?
+    private let systemd: SystemdNotifier?
+    private let timeoutSeconds: Int?
+    private let intervalNanos: Int64
+    private var lastFrames = 0
+    private var lastCheckNanos: Int64 = 0
+    private let lastFeedNanos = Atomic<Int64>(0)
+    private let feeds = Atomic<UInt64>(0)
+
+    /// `hardware` is an opened (armed) watchdog; `timeoutSeconds` the timeout it took, when known.
+    public init(hardware: Watchdog?, timeoutSeconds: Int?, systemd: SystemdNotifier?) {
+        self.hardware = hardware
+        self.systemd = systemd
+        self.timeoutSeconds = timeoutSeconds
+        // Feed about once a second, and at least four times per timeout.
+        var interval: Int64 = 1_000_000_000
+        if let t = timeoutSeconds { interval = min(interval, Int64(t) * 250_000_000) }
+        if let s = systemd?.watchdogIntervalNanos { interval = min(interval, Int64(s)) }
+        intervalNanos = interval
+    }
+
+    /// Whether anything is watched at all.
+    public var isActive: Bool { hardware != nil || systemd?.watchdogIntervalNanos != nil }
+
+    /// Called from the control thread, about every 50 ms.
+    public func tick(framesProcessed: Int, now: Int64 = monotonicNanoseconds()) {
+        guard isActive, now - lastCheckNanos >= intervalNanos else { return }
+        lastCheckNanos = now
+        guard framesProcessed != lastFrames else { return } // no progress: let it starve
+        lastFrames = framesProcessed
+        hardware?.feed()
+        if systemd?.watchdogIntervalNanos != nil { systemd?.notify("WATCHDOG=1") }
+        lastFeedNanos.store(now, ordering: .relaxed)
+        feeds.add(1, ordering: .relaxed)
+    }
+
+    /// A clean stop: disarms the hardware watchdog so that it does not reset the board.
+    public func stop() {
+        hardware?.disarm()
+        systemd?.notify("STOPPING=1")
+    }
+
+    /// One line for the console's `status`.
+    public func describe(now: Int64 = monotonicNanoseconds()) -> String? {
+        guard isActive else { return nil }
+        var parts: [String] = []
+        if let hardware {
+            parts.append(hardware.path + (timeoutSeconds.map { ", timeout \($0) s" } ?? ""))
+        }
+        if systemd?.watchdogIntervalNanos != nil { parts.append("systemd") }
+        let count = feeds.load(ordering: .relaxed)
+        guard count > 0 else { return parts.joined(separator: " + ") + ", not fed yet (waiting for audio)" }
+        let ago = Double(now - lastFeedNanos.load(ordering: .relaxed)) / 1e9
+        let fed = "fed \(fixed(ago, digits: 1)) s ago"
+        let starving = ago > Double(intervalNanos) / 1e9 * 2 ? " (STARVING: the audio loop makes no progress)" : ""
+        return parts.joined(separator: " + ") + ", \(fed)\(starving)"
+    }
+}

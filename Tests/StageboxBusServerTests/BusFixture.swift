@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import StageboxEngine
+import StageboxClient
+import StageboxBusServer
+import StageboxDrivers
+import StageboxControls
+import StageboxRealtime
+
+/// A running simulated board with the bus server on a private socket: the real engine paced
+/// by the clock, the real socket, real shared memory. Clients connect with the real library.
+final class BusFixture: @unchecked Sendable {
+    let socketPath: String
+    let engine: Engine
+    let control = DriverControl()
+    let server: BusServer
+    let triggers: TriggerBoard
+    private let driver: SimulatedDriver
+    private let thread: RealtimeThread
+    /// Whether the audio thread got SCHED_FIFO.
+    let outcome = RealtimeGrant()
+
+    init(period: Int = 64, filterDeadlinePercent: Int = 25) throws {
+        socketPath = FileManager.default.temporaryDirectory.appendingPathComponent("sb-\(UUID().uuidString.prefix(8)).sock").path
+        engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: period, inputs: 2, outputs: 2,
+                                                 toneSignal: .silence))
+        triggers = TriggerBoard()
+        let engine = self.engine
+        triggers.add(name: "mute", title: "Mute the codec inputs") {
+            let muted = !((try? engine.isMuted("codec.in")) ?? false)
+            try? engine.setMuted("codec.in", muted)
+            return muted ? .selected : .normal
+        }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        server = try BusServer(settings: BusServerSettings(socketPath: socketPath, maxClients: 8, maxPortsPerClient: 4,
+                                                           filterDeadlinePercent: filterDeadlinePercent),
+                               engine: engine, triggers: triggers, logger: logger, serverVersion: "test", period: period)
+        try server.start()
+        driver = SimulatedDriver(engine: engine, control: control, period: period, inputSignal: .silence)
+        let driver = self.driver
+        let outcome = self.outcome
+        thread = RealtimeThread {
+            // As the appliance does: SCHED_FIFO where the system allows it (root, or an rtprio limit).
+            outcome.granted = RealtimeThread.makeCurrentThreadRealtime(priority: 70) == .fifo(priority: 70)
+            driver.runLoop()
+        }
+        thread.start()
+    }
+
+    func stop() {
+        control.requestStop()
+        thread.join()
+        server.stop()
+    }
+
+    var periods: Int { control.statistics.periods.load(ordering: .relaxed) }
+
+    func client(_ name: String) throws -> BusClient { try BusClient(name: name, socketPath: socketPath) }
+}
+
+/// Waits until `condition` holds or `seconds` pass.
+func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        usleep(2000)
+    }
+    return condition()
+}
+
+/// Receives `frames` frames from `port` (waiting for them), interleaved.
+func collect(_ port: ReceiverPort, frames: Int, block: Int = 64) -> [Float] {
+    var out = [Float](repeating: 0, count: frames * port.channels)
+    var done = 0
+    while done < frames {
+        let n = min(block, frames - done)
+        guard port.waitForData(frames: n, timeoutSeconds: 2) else { break }
+        out.withUnsafeMutableBufferPointer { _ = port.receive(into: $0.baseAddress! + done * port.channels, frames: n) }
+        done += n
+    }
+    return out
+}
+
+final class RealtimeGrant: @unchecked Sendable {
+    var granted = false
+}

@@ -1,0 +1,85 @@
+import Testing
+@testable import StageboxDrivers
+
+@Suite struct SampleFormatTests {
+    /// Encodes `values` from Float32 and decodes them back, through `format`'s memory layout.
+    private func roundTrip(_ format: SampleFormat, _ values: [Float]) -> (bytes: [UInt8], back: [Float]) {
+        var bytes = [UInt8](repeating: 0xAA, count: values.count * format.bytesPerSample)
+        values.withUnsafeBufferPointer { src in
+            bytes.withUnsafeMutableBytes { format.encode(src.baseAddress!, frames: values.count, into: $0.baseAddress!,
+                                                         stride: format.bytesPerSample) }
+        }
+        var back = [Float](repeating: 0, count: values.count)
+        bytes.withUnsafeBytes { raw in
+            back.withUnsafeMutableBufferPointer { format.decode(raw.baseAddress!, stride: format.bytesPerSample,
+                                                                into: $0.baseAddress!, frames: values.count) }
+        }
+        return (bytes, back)
+    }
+
+    @Test func s16IsBitExactBothWays() {
+        // Every 16-bit value: bytes → Float32 → bytes gives the same bytes.
+        var bytes = [UInt8]()
+        for v in Int16.min...Int16.max { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+        let n = bytes.count / 2
+        var floats = [Float](repeating: 0, count: n)
+        bytes.withUnsafeBytes { raw in
+            floats.withUnsafeMutableBufferPointer { SampleFormat.s16.decode(raw.baseAddress!, stride: 2, into: $0.baseAddress!, frames: n) }
+        }
+        #expect(floats.first == -1)
+        #expect(roundTrip(.s16, floats).bytes == bytes)
+    }
+
+    @Test(arguments: [SampleFormat.s24, .s24Packed])
+    func s24IsBitExactBothWays(format: SampleFormat) {
+        // A spread of 24-bit values including both ends and zero.
+        var values: [Int32] = [-8_388_608, -1, 0, 1, 8_388_607]
+        var x: UInt32 = 12345
+        for _ in 0..<100_000 { x = x &* 1_664_525 &+ 1_013_904_223; values.append(Int32(bitPattern: x) >> 8) }
+        let floats = values.map { Float($0) / 8_388_608 }
+        let (bytes, back) = roundTrip(format, floats)
+        #expect(back == floats)
+        // The integer read back from memory is the one we started from.
+        for (i, v) in values.enumerated().prefix(1000) {
+            let b = bytes[(i * format.bytesPerSample)..<(i * format.bytesPerSample + 3)]
+            let raw = Int32(b[b.startIndex]) | Int32(b[b.startIndex + 1]) << 8 | Int32(b[b.startIndex + 2]) << 16
+            #expect((raw << 8) >> 8 == v)
+        }
+    }
+
+    @Test func s32KeepsTopTwentyFourBits() {
+        var x: UInt32 = 99
+        for _ in 0..<100_000 {
+            x = x &* 1_664_525 &+ 1_013_904_223
+            let v = Int32(bitPattern: x)
+            var f: Float = 0
+            withUnsafeBytes(of: v.littleEndian) { raw in SampleFormat.s32.decode(raw.baseAddress!, stride: 4, into: &f, frames: 1) }
+            var out = Int32(0)
+            withUnsafeMutableBytes(of: &out) { SampleFormat.s32.encode([f], frames: 1, into: $0.baseAddress!, stride: 4) }
+            #expect(out >> 8 == v >> 8)
+            #expect(out & 0xFF == 0)
+        }
+    }
+
+    @Test func floatPassesThroughAndClamps() {
+        let (_, back) = roundTrip(.float, [0, 0.25, -0.5, 1, -1, 2, -3, .nan, .infinity])
+        #expect(back == [0, 0.25, -0.5, 1, -1, 1, -1, 0, 1])
+    }
+
+    @Test(arguments: [SampleFormat.s16, .s24, .s24Packed, .s32])
+    func integerFormatsClampOutOfRange(format: SampleFormat) {
+        let (_, back) = roundTrip(format, [1.5, -1.5, .nan, -.infinity])
+        let top = format == .s16 ? Float(32767) / 32768 : Float(8_388_607) / 8_388_608
+        #expect(back == [top, -1, 0, -1])
+    }
+
+    @Test func decodesWithAStride() {
+        // Interleaved stereo S16: take the right channel only.
+        let frames: [Int16] = [1, -1, 2, -2, 3, -3]
+        var out = [Float](repeating: 0, count: 3)
+        frames.withUnsafeBytes { raw in
+            SampleFormat.s16.decode(raw.baseAddress! + 2, stride: 4, into: &out, frames: 3)
+        }
+        #expect(out == [-1, -2, -3].map { Float($0) / 32768 })
+    }
+}

@@ -1,0 +1,101 @@
+import CLinux
+import Foundation
+import StageboxWatchdog
+import Testing
+
+/// The feeder against real files and a real datagram socket: a regular file opened as the
+/// watchdog shows every byte the feeder wrote ("1" a feed, "V" the magic close).
+@Suite struct WatchdogFeederTests {
+    private let second: Int64 = 1_000_000_000
+
+    private func temporaryPath(_ name: String) -> String {
+        NSTemporaryDirectory() + "stagebox-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    private func contents(_ path: String) -> String {
+        (try? String(contentsOfFile: path, encoding: .utf8)) ?? "<unreadable>"
+    }
+
+    @Test func feedsOnlyWhileFramesAdvanceAndDisarmsOnStop() throws {
+        let path = temporaryPath("dog")
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        defer { unlink(path) }
+        let dog = try Watchdog(path: path)
+        #expect(dog.setTimeout(seconds: 10) == nil) // a regular file has no timeout to set
+        let feeder = WatchdogFeeder(hardware: dog, timeoutSeconds: 10, systemd: nil)
+        #expect(feeder.isActive)
+        #expect(feeder.describe(now: 0)?.hasSuffix("not fed yet (waiting for audio)") == true)
+
+        var now = 10 * second
+        for frames in [64, 128, 192] { // progress: one feed a second
+            feeder.tick(framesProcessed: frames, now: now)
+            now += second
+        }
+        #expect(contents(path) == "111")
+        for _ in 0..<5 { // the loop stalls: no feed, however often the control thread ticks
+            feeder.tick(framesProcessed: 192, now: now)
+            now += second
+        }
+        #expect(contents(path) == "111")
+        #expect(feeder.describe(now: now)?.contains("STARVING") == true)
+        feeder.tick(framesProcessed: 256, now: now) // progress again
+        #expect(contents(path) == "1111")
+        #expect(feeder.describe(now: now + second / 10) == "\(path), timeout 10 s, fed 0.1 s ago")
+        feeder.stop()
+        #expect(contents(path) == "1111V")
+    }
+
+    @Test func feedsAtMostOnceAnInterval() throws {
+        let path = temporaryPath("dog")
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        defer { unlink(path) }
+        let feeder = WatchdogFeeder(hardware: try Watchdog(path: path), timeoutSeconds: 2, systemd: nil)
+        // Ticks every 50 ms for 2 s with progress each time: a 2 s timeout means a feed every 0.5 s.
+        var now = 5 * second
+        for tick in 1...40 {
+            feeder.tick(framesProcessed: tick * 64, now: now)
+            now += second / 20
+        }
+        #expect(contents(path) == "1111")
+    }
+
+    @Test func nothingToWatchIsInactive() {
+        let feeder = WatchdogFeeder(hardware: nil, timeoutSeconds: nil, systemd: nil)
+        #expect(!feeder.isActive)
+        #expect(feeder.describe() == nil)
+        #expect(SystemdNotifier(environment: [:]) == nil)
+    }
+
+    @Test func notifiesSystemdOverItsSocket() throws {
+        let path = temporaryPath("notify")
+        let fd = stagebox_unix_datagram_socket()
+        #expect(fd >= 0)
+        defer { close(fd); unlink(path) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in path.utf8.enumerated() { raw[i] = b }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+
+        let systemd = try #require(SystemdNotifier(environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "4000000"]))
+        #expect(systemd.watchdogIntervalNanos == 2_000_000_000)
+        #expect(systemd.notify("READY=1"))
+        let feeder = WatchdogFeeder(hardware: nil, timeoutSeconds: nil, systemd: systemd)
+        feeder.tick(framesProcessed: 64, now: 10 * second)
+        feeder.tick(framesProcessed: 64, now: 13 * second) // no progress: nothing sent
+        feeder.stop()
+
+        var received: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if n <= 0 { break }
+            received.append(String(decoding: buffer[0..<n], as: UTF8.self))
+        }
+        #expect(received == ["READY=1", "WATCHDOG=1", "STOPPING=1"])
+    }
+}
