@@ -37,8 +37,8 @@ let package = Package(
         .target(name: "StageboxEngine", dependencies: [
             "StageboxRealtime", .product(name: "Atomics", package: "swift-atomics"),
         ]),
-        // WAV and other audio files through libsndfile.
-        .target(name: "StageboxAudioFiles", dependencies: ["CSndFile"]),
+        // Audio files through libsndfile (WAV, FLAC, AIFF, …), rates converted with libsamplerate.
+        .target(name: "StageboxAudioFiles", dependencies: ["CSndFile", "CSampleRate"]),
         // Drivers around the engine: ALSA mmap codec loop, offline (WAV) and simulated board.
         .target(name: "StageboxDrivers", dependencies: [
             "CALSA", "StageboxEngine", "StageboxRealtime", "StageboxAudioFiles", "StageboxFormatting",

@@ -1,6 +1,6 @@
 import CSndFile
 
-/// The sample encodings Stagebox reads and writes in WAV files.
+/// The sample encodings Stagebox writes in WAV files (it reads everything libsndfile reads).
 public enum AudioFileEncoding: String, Sendable, CaseIterable {
     case pcm16 = "PCM_16"
     case pcm24 = "PCM_24"
@@ -14,6 +14,23 @@ public enum AudioFileEncoding: String, Sendable, CaseIterable {
         case Int32(SF_FORMAT_PCM_32): self = .pcm32
         case Int32(SF_FORMAT_FLOAT): self = .float32
         default: return nil
+        }
+    }
+
+    /// The encoding that holds every sample of a libsndfile subtype no WAV case matches.
+    static func nearest(to subtype: Int32) -> AudioFileEncoding {
+        switch subtype {
+        case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8), Int32(SF_FORMAT_ULAW), Int32(SF_FORMAT_ALAW),
+             Int32(SF_FORMAT_IMA_ADPCM), Int32(SF_FORMAT_MS_ADPCM), Int32(SF_FORMAT_GSM610),
+             Int32(SF_FORMAT_DPCM_8), Int32(SF_FORMAT_DPCM_16), Int32(SF_FORMAT_DWVW_12), Int32(SF_FORMAT_DWVW_16),
+             Int32(SF_FORMAT_ALAC_16):
+            return .pcm16
+        case Int32(SF_FORMAT_DWVW_24), Int32(SF_FORMAT_ALAC_20), Int32(SF_FORMAT_ALAC_24):
+            return .pcm24
+        case Int32(SF_FORMAT_ALAC_32):
+            return .pcm32
+        default:
+            return .float32 // double, Vorbis, Opus, MPEG: reals
         }
     }
 

@@ -6,14 +6,19 @@ import Glibc
 import Musl
 #endif
 
-/// Reads a WAV file (PCM 16/24/32-bit or 32-bit float, any channel count) as Float32.
+/// Reads any audio file libsndfile reads (WAV, FLAC, AIFF, Ogg, …; 8- to 32-bit PCM, float)
+/// as Float32, any channel count. Integer samples are scaled by Stagebox (bit-exact).
 public final class AudioFileReader {
     public let path: String
     public let sampleRate: Int
     public let channels: Int
     /// Frames the file holds.
     public let frames: Int
+    /// The encoding a copy of this file is written in: the file's own where a WAV can hold it,
+    /// else the nearest that keeps every sample (8-bit → 16-bit, compressed or double → float).
     public let encoding: AudioFileEncoding
+    /// libsndfile's name of the container and of the encoding ("FLAC (Free Lossless Audio Codec)", "Signed 16 bit PCM").
+    public let formatDescription: String
     private let file: OpaquePointer
     private var scratch: [Int32] = []
 
@@ -25,16 +30,11 @@ public final class AudioFileReader {
         }
         let major = info.format & Int32(SF_FORMAT_TYPEMASK)
         let subtype = info.format & Int32(SF_FORMAT_SUBMASK)
-        let wavLike = [SF_FORMAT_WAV, SF_FORMAT_WAVEX, SF_FORMAT_RF64].map { Int32($0) }
-        guard wavLike.contains(major) else {
+        let encoding = AudioFileEncoding(subtype: subtype) ?? AudioFileEncoding.nearest(to: subtype)
+        guard info.channels > 0 && info.samplerate > 0 else {
             sf_close(file)
-            throw AudioFileError(path: path, message: "not a WAV file but \(Self.formatName(major)) "
-                                 + "(allowed: WAV, WAVE_FORMAT_EXTENSIBLE, RF64)")
-        }
-        guard let encoding = AudioFileEncoding(subtype: subtype) else {
-            sf_close(file)
-            throw AudioFileError(path: path, message: "unsupported sample encoding: \(Self.formatName(subtype)) "
-                                 + "(allowed: PCM 16-, 24- or 32-bit, 32-bit float)")
+            throw AudioFileError(path: path, message: "has \(info.channels) channels at \(info.samplerate) Hz: "
+                                 + "not audio Stagebox can play")
         }
         if let problem = Self.headerProblem(file) {
             sf_close(file)
@@ -45,6 +45,7 @@ public final class AudioFileReader {
         self.channels = Int(info.channels)
         self.frames = Int(info.frames)
         self.encoding = encoding
+        formatDescription = "\(Self.formatName(major)), \(Self.formatName(subtype))"
     }
 
     deinit { sf_close(file) }

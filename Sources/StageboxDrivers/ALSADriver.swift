@@ -4,12 +4,23 @@ import StageboxEngine
 import StageboxRealtime
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The product's codec loop: full-duplex ALSA with mmap access, woken by the period interrupt.
 ///
 /// Follows alsa-lib's `test/latency.c` (linked streams, pre-fill, one start) and `test/pcm.c`
-/// (`direct_loop`: avail → mmap_begin → work on the areas → mmap_commit). `open` and `close`
-/// run on a control thread; `runLoop` is the audio thread's body.
-public final class ALSADriver: @unchecked Sendable {
+/// (`direct_loop`: avail → mmap_begin → work on the areas → mmap_commit; `POLLERR` means the
+/// stream stopped, and its state says why). `open` and `close` run on a control thread; `run`
+/// is the audio thread's body.
+///
+/// `@unchecked Sendable`: the PCMs and poll descriptors are touched by `open`/`close` on the
+/// control thread and by `run` on the audio thread, never at once (`DriverSupervisor` joins the
+/// audio thread before it closes); what other threads read is atomic.
+public final class ALSADriver: AudioDriver, @unchecked Sendable {
     public let parameters: ALSAParameters
     public let engine: Engine
     public let control: DriverControl
@@ -26,8 +37,8 @@ public final class ALSADriver: @unchecked Sendable {
 
     /// Whether `snd_pcm_link` joined the two streams (plugins answer -ENOSYS).
     public let linked = Atomic<Bool>(false)
-    /// How the running loop waits: 0 device interrupt, 1 timer, 2 free.
-    public let waitMode = Atomic<Int>(0)
+    /// How the running loop waits between periods.
+    public let waitMode = Atomic<WaitMode>(.deviceInterrupt)
     /// The trigger timestamps of the last start, monotonic nanoseconds.
     public let captureTrigger = Atomic<Int>(0)
     public let playbackTrigger = Atomic<Int>(0)
@@ -36,16 +47,24 @@ public final class ALSADriver: @unchecked Sendable {
     public var isLinked: Bool { linked.load(ordering: .relaxed) }
 
     /// What the loop waits on between periods.
-    public enum WaitMode: Int, Sendable {
-        case deviceInterrupt = 0, timer = 1, none = 2
+    public enum WaitMode: UInt8, AtomicRepresentable, Sendable {
+        /// The period interrupt, through `poll` on the PCMs' descriptors.
+        case deviceInterrupt
+        /// A timer at the period: for plugins that do not pace (`null`, `file`).
+        case timer
+        /// No wait at all (`Pacing.free`).
+        case none
     }
 
-    public var currentWaitMode: WaitMode { WaitMode(rawValue: waitMode.load(ordering: .relaxed)) ?? .none }
+    public var currentWaitMode: WaitMode { waitMode.load(ordering: .relaxed) }
+
+    public var name: String { "ALSA capture \(parameters.captureDevice), playback \(parameters.playbackDevice)" }
+    public var realtimePriority: Int { parameters.realtimePriority }
 
     private var periodNanos: Int64 { Int64(parameters.period) * 1_000_000_000 / Int64(parameters.sampleRate) }
     private var framePosition: Int64 = 0
     private var nextDeadline: Int64 = 0
-    private var lastWake: Int64 = 0
+    private var timing: CycleSupervision
 
     public init(parameters: ALSAParameters, engine: Engine, control: DriverControl,
                 pacing: Pacing = .automatic, config: ALSAConfigText? = nil) {
@@ -54,7 +73,8 @@ public final class ALSADriver: @unchecked Sendable {
         self.control = control
         self.pacing = pacing
         self.config = config
-        control.statistics.periodNanos.store(Int(periodNanos), ordering: .relaxed)
+        let periodNanos = Int64(parameters.period) * 1_000_000_000 / Int64(parameters.sampleRate)
+        timing = CycleSupervision(control: control, periodNanos: periodNanos)
     }
 
     deinit { close() }
@@ -63,8 +83,14 @@ public final class ALSADriver: @unchecked Sendable {
 
     /// Opens and configures both streams and links them. A capture device named `none` (a DAC
     /// without an ADC) opens playback alone; the codec inputs then carry silence.
-    public func open() throws(ALSAError) {
+    public func open() throws(DriverError) {
+        do { try openStreams() } catch { throw .alsa(error) }
+    }
+
+    private func openStreams() throws(ALSAError) {
         close()
+        captureTrigger.store(0, ordering: .relaxed)
+        playbackTrigger.store(0, ordering: .relaxed)
         let p = parameters
         var cap: PCMDevice?
         if p.captureDevice != ALSAParameters.noCapture {
@@ -101,11 +127,15 @@ public final class ALSADriver: @unchecked Sendable {
 
     // MARK: Audio thread
 
-    /// Runs the loop until a stop is requested, the frame limit is reached, or the device goes away.
-    /// Returns nil after a normal stop. Allocates nothing and takes no lock.
-    public func runLoop() -> ALSAError? {
+    /// Runs the loop until a stop or pause is requested, the frame limit is reached, or the
+    /// device goes away. Returns nil after a normal stop. Allocates nothing and takes no lock.
+    public func run() -> DriverError? {
+        loop().map { .alsa($0) }
+    }
+
+    private func loop() -> ALSAError? {
         guard let play = playback, let fds else {
-            return .call(device: parameters.playbackDevice, what: "runLoop before open", code: -Int32(EBADFD))
+            return .call(device: parameters.playbackDevice, what: "run before open", code: -Int32(EBADFD))
         }
         let cap = capture // nil: playback only
         let stats = control.statistics
@@ -119,7 +149,7 @@ public final class ALSADriver: @unchecked Sendable {
         while !control.shouldStop() {
             // Wait for the period interrupt (or the timer, for devices that do not pace).
             switch waitMode.load(ordering: .relaxed) {
-            case 0:
+            case .deviceInterrupt:
                 let rc = poll(fds, nfds, timeoutMs)
                 if rc == 0 {
                     let t = monotonicNanoseconds()
@@ -129,14 +159,34 @@ public final class ALSADriver: @unchecked Sendable {
                     }
                     continue
                 }
-                if rc < 0 { continue } // EINTR: a signal for someone else; wait again.
-                var revents: UInt16 = 0
-                if let cap { snd_pcm_poll_descriptors_revents(cap.handle, fds, UInt32(captureFDs), &revents) }
-                snd_pcm_poll_descriptors_revents(play.handle, fds + captureFDs, UInt32(playbackFDs), &revents)
-            case 1:
+                if rc < 0 {
+                    // EINTR: a signal for someone else; wait again. Anything else would fail
+                    // again at once: give up the run and let the supervisor reopen after a pause.
+                    let code = errno
+                    if code == EINTR { continue }
+                    return .pollFailed(device: parameters.playbackDevice, code: -code)
+                }
+                var captureEvents: UInt16 = 0
+                var playbackEvents: UInt16 = 0
+                if let cap { snd_pcm_poll_descriptors_revents(cap.handle, fds, UInt32(captureFDs), &captureEvents) }
+                snd_pcm_poll_descriptors_revents(play.handle, fds + captureFDs, UInt32(playbackFDs), &playbackEvents)
+                // As test/pcm.c: an error on a stream's descriptors means it stopped; its state
+                // says whether it overran, was suspended or went away.
+                let error = UInt16(POLLERR)
+                if (captureEvents | playbackEvents) & error != 0 {
+                    let inCapture = captureEvents & error != 0
+                    let failing = inCapture ? (cap ?? play) : play
+                    let t = monotonicNanoseconds()
+                    let kind: AudioEvent.Kind = inCapture ? .captureXrun : .playbackXrun
+                    if let e = recover(cap, play, code: Self.stoppedCode(failing), inCapture: inCapture, at: t, kind: kind) {
+                        return e
+                    }
+                    continue
+                }
+            case .timer:
                 sleepUntil(monotonicNanos: nextDeadline)
                 nextDeadline += periodNanos
-            default:
+            case .none:
                 break
             }
             let now = monotonicNanoseconds()
@@ -182,9 +232,8 @@ public final class ALSADriver: @unchecked Sendable {
                     break
                 }
                 framePosition += Int64(period)
-                control.framesProcessed.add(period, ordering: .relaxed)
-                stats.recordCycle(nanos: Int(monotonicNanoseconds() - t0))
-                if waitMode.load(ordering: .relaxed) == 1 { break } // the timer paces one period at a time
+                timing.cycleDone(frames: period, startedAt: t0)
+                if waitMode.load(ordering: .relaxed) == .timer { break } // the timer paces one period at a time
             }
         }
         if let cap { snd_pcm_drop(cap.handle) }
@@ -209,15 +258,15 @@ public final class ALSADriver: @unchecked Sendable {
         let now = monotonicNanoseconds()
         recordTriggers(cap, play)
         if pacing == .free {
-            waitMode.store(2, ordering: .relaxed)
+            waitMode.store(.none, ordering: .relaxed)
         } else {
             // A sound card has consumed next to nothing yet; a plugin that does not pace
             // (null, file) has swallowed the whole pre-fill at once.
             let drained = snd_pcm_avail_update(play.handle) >= parameters.bufferFrames
-            waitMode.store(drained ? 1 : 0, ordering: .relaxed)
+            waitMode.store(drained ? .timer : .deviceInterrupt, ordering: .relaxed)
         }
         nextDeadline = now + periodNanos
-        lastWake = 0
+        timing.restart()
         return nil
     }
 
@@ -234,26 +283,26 @@ public final class ALSADriver: @unchecked Sendable {
         }
     }
 
-    /// Counts a wakeup that came more than 1.8 periods after the previous one, and how late
-    /// it came after the device's own timestamp of the period boundary.
+    /// Supervises the wakeup: paced by the device, its lateness is measured from the device's
+    /// own timestamp of the period boundary.
     @inline(__always)
     private func noteWakeup(at now: Int64, _ stamped: PCMDevice) {
-        let stats = control.statistics
-        if lastWake > 0, waitMode.load(ordering: .relaxed) != 2 {
-            let gap = now - lastWake
-            if gap * 10 > periodNanos * 18 {
-                stats.lateWakeups.add(1, ordering: .relaxed)
-                control.report(.lateWakeup, at: now, duration: gap)
-            }
-        }
-        lastWake = now
-        if waitMode.load(ordering: .relaxed) == 0 {
+        let mode = waitMode.load(ordering: .relaxed)
+        var due: Int64 = 0
+        if mode == .deviceInterrupt {
             var avail: snd_pcm_uframes_t = 0
             var ts = snd_htimestamp_t()
-            if snd_pcm_htimestamp(stamped.handle, &avail, &ts) == 0 {
-                let stamp = nanoseconds(ts)
-                if stamp > 0 && stamp <= now { stats.recordWakeupLateness(nanos: Int(now - stamp)) }
-            }
+            if snd_pcm_htimestamp(stamped.handle, &avail, &ts) == 0 { due = nanoseconds(ts) }
+        }
+        timing.wakeup(at: now, due: due, paced: mode != .none)
+    }
+
+    /// The error code of a stream that stopped (`POLLERR`), from its state.
+    private static func stoppedCode(_ device: PCMDevice) -> Int32 {
+        switch snd_pcm_state(device.handle) {
+        case SND_PCM_STATE_SUSPENDED: return -Int32(ESTRPIPE)
+        case SND_PCM_STATE_DISCONNECTED: return -Int32(ENODEV)
+        default: return -Int32(EPIPE)
         }
     }
 
@@ -263,14 +312,7 @@ public final class ALSADriver: @unchecked Sendable {
                          kind: AudioEvent.Kind) -> ALSAError? {
         let failing = inCapture ? (cap ?? play) : play
         if let gone = classify(code, failing) { return gone }
-        let stats = control.statistics
-        if kind != .pollTimeout && kind != .restart {
-            if inCapture {
-                stats.captureXruns.add(1, ordering: .relaxed)
-            } else {
-                stats.playbackXruns.add(1, ordering: .relaxed)
-            }
-        }
+        if kind != .pollTimeout && kind != .restart { timing.xrun(inCapture: inCapture) }
         var reported = kind
         if code == -Int32(ESTRPIPE) {
             reported = .suspended

@@ -11,6 +11,8 @@ public enum ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
     case call(device: String, what: String, code: Int32)
     /// The device went away while running (unplugged, driver unloaded).
     case disappeared(device: String, code: Int32)
+    /// Waiting for the device's period interrupt failed (`poll`, other than EINTR).
+    case pollFailed(device: String, code: Int32)
 
     public var description: String {
         switch self {
@@ -22,6 +24,8 @@ public enum ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(device): \(what) failed: \(Self.text(code))"
         case let .disappeared(device, code):
             return "device '\(device)' disappeared: \(Self.text(code))"
+        case let .pollFailed(device, code):
+            return "\(device): waiting for the period interrupt (poll) failed: \(Self.text(code))"
         }
     }
 
@@ -30,10 +34,11 @@ public enum ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
         String(cString: snd_strerror(code)) + " (\(code))"
     }
 
-    /// Whether the error means the device is gone and opening it again later may work.
+    /// Whether the error means the device is gone, busy or failing, and opening it again
+    /// later may work.
     public var isDeviceGone: Bool {
         switch self {
-        case .disappeared, .open: return true
+        case .disappeared, .open, .pollFailed: return true
         default: return false
         }
     }

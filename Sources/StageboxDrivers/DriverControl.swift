@@ -52,11 +52,31 @@ public final class DriverControl: Sendable {
 
     public var stopRequested: Bool { stopFlag.load(ordering: .relaxed) }
 
+    private let pauseFlag = Atomic<Bool>(false)
+
+    /// Asks the supervisor to pause: the audio thread ends its loop after the period it is
+    /// processing, the device is closed, and nothing runs until `resume`.
+    public func requestPause() { pauseFlag.store(true, ordering: .relaxed) }
+
+    /// Ends a pause: the supervisor reopens the device and starts the streams again.
+    public func requestResume() { pauseFlag.store(false, ordering: .relaxed) }
+
+    public var pauseRequested: Bool { pauseFlag.load(ordering: .relaxed) }
+
+    /// Whether the frame limit (`--frames`) is reached.
+    public var frameLimitReached: Bool {
+        frameLimit > 0 && framesProcessed.load(ordering: .relaxed) >= frameLimit
+    }
+
+    /// Where the driver is, as its supervisor moved it.
+    public let state = Atomic<DriverState>(.stopped)
+    /// While `waitingForDevice`: when the next try is, in monotonic nanoseconds.
+    public let retryAt = Atomic<Int64>(0)
+
     /// Audio side: whether the loop should end now.
     @inline(__always)
     func shouldStop() -> Bool {
-        stopFlag.load(ordering: .relaxed)
-            || (frameLimit > 0 && framesProcessed.load(ordering: .relaxed) >= frameLimit)
+        stopFlag.load(ordering: .relaxed) || pauseFlag.load(ordering: .relaxed) || frameLimitReached
     }
 
     /// Audio side: reports an event; dropped if nobody drains the queue.

@@ -1,9 +1,13 @@
 import StageboxAudioFiles
 import StageboxEngine
 import StageboxRealtime
+import Synchronization
 
 /// Carries playback audio from the audio thread to a file written on another thread,
 /// through a lock-free queue of preallocated period blocks.
+///
+/// `@unchecked Sendable`: a block belongs to one side at a time; its index travels through the
+/// two single-producer single-consumer queues (the audio thread fills, the writer empties).
 final class PlaybackRecorder: @unchecked Sendable {
     let writer: AudioFileWriter
     private let channels: Int
@@ -13,8 +17,9 @@ final class PlaybackRecorder: @unchecked Sendable {
     private let blockCount = 256
     private let free: SPSCQueue<Int>
     private let full: SPSCQueue<Int>
-    /// Periods lost because the writer fell behind.
-    private(set) var dropped = 0
+    /// Periods lost because the writer fell behind (every block was waiting to be written).
+    private let dropped = Atomic<Int>(0)
+    var droppedPeriods: Int { dropped.load(ordering: .relaxed) }
 
     init(writer: AudioFileWriter, channels: Int, period: Int) {
         self.writer = writer
@@ -31,12 +36,11 @@ final class PlaybackRecorder: @unchecked Sendable {
     /// Audio side: copies one period into a free block (drops it if none is free).
     @inline(__always)
     func push(_ buffer: AudioBuffer, frames: Int) {
-        guard let index = free.pop() else { dropped += 1; return }
-        let block = blocks + index * channels * period
-        for c in 0..<channels {
-            let src = buffer.channel(c)
-            for i in 0..<frames { block[i * channels + c] = src[i] }
+        guard let index = free.pop() else {
+            dropped.add(1, ordering: .relaxed)
+            return
         }
+        buffer.interleave(frames: frames, into: blocks + index * channels * period)
         full.push(index)
     }
 

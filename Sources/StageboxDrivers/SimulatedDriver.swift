@@ -1,4 +1,6 @@
+import Logging
 import StageboxEngine
+import StageboxFormatting
 import StageboxRealtime
 import StageboxAudioFiles
 
@@ -12,82 +14,107 @@ import Musl
 /// period, capture fed by a test signal, playback discarded or written to a WAV file.
 ///
 /// This is what runs on a laptop or a build machine (`stagebox run --simulate`).
-public final class SimulatedDriver: @unchecked Sendable {
+///
+/// `@unchecked Sendable`: the loop's state is touched only by `run` on the audio thread; the
+/// recorder's queues are single-producer single-consumer (audio thread in, control thread out).
+public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
     public let engine: Engine
     public let control: DriverControl
     public let period: Int
+    public let realtimePriority: Int
     private let input: ToneGenerator
     private let inputBuffer: AudioBuffer
-    /// Playback frames waiting for the writer thread, interleaved.
+    /// Playback on its way to the output file, if there is one.
     private let recorder: PlaybackRecorder?
     /// How many times faster than real time the simulated codec clock runs (1 = real time).
     public let speed: Double
+    /// Frames of the simulated codec's clock so far; it goes on across pauses.
+    private var position: Int64 = 0
+    private var timing: CycleSupervision
 
     /// - Parameters:
     ///   - inputSignal: what the simulated codec inputs hear.
     ///   - output: a WAV file to write playback into, or nil to discard it.
     public init(engine: Engine, control: DriverControl, period: Int, inputSignal: ToneSignal,
                 inputFrequency: Double = 440, inputLevelDB: Double = -12,
-                output: AudioFileWriter? = nil, speed: Double = 1) {
+                output: AudioFileWriter? = nil, speed: Double = 1, realtimePriority: Int = 0) {
         self.engine = engine
         self.speed = speed > 0 && speed.isFinite ? speed : 1
         self.control = control
         self.period = period
+        self.realtimePriority = realtimePriority
         let rate = engine.settings.sampleRate
         input = ToneGenerator(signal: inputSignal, frequency: inputFrequency, levelDB: inputLevelDB, sampleRate: rate)
         inputBuffer = AudioBuffer(channels: 1, capacity: period)
         recorder = output.map { PlaybackRecorder(writer: $0, channels: engine.settings.outputs, period: period) }
-        control.statistics.periodNanos.store(Int(Double(period * 1_000_000_000 / rate) / self.speed), ordering: .relaxed)
+        timing = CycleSupervision(control: control, periodNanos: Int64(Double(period * 1_000_000_000 / rate) / self.speed))
     }
 
-    /// Audio thread: processes one period per period of wall time until stopped.
-    public func runLoop() {
+    public var name: String { "simulated board" }
+
+    public func openReport() -> [(Logger.Level, String)] {
+        let s = engine.settings
+        let pace = speed != 1 ? ", \(fixed(speed, digits: 1))× real time" : ""
+        return [(.info, "simulated board: \(s.inputs) in, \(s.outputs) out, \(s.sampleRate) Hz, "
+                 + "\(period) frames per period\(pace)")]
+    }
+
+    /// Nothing to open: the simulated codec is always there.
+    public func open() throws(DriverError) {}
+    public func close() {}
+
+    /// Audio thread: processes one period per period of the simulated codec's clock until stopped.
+    public func run() -> DriverError? {
         let rate = Int64(engine.settings.sampleRate)
         let stats = control.statistics
         stats.audioThread.store(currentThreadID(), ordering: .relaxed)
         defer { stats.audioThread.store(0, ordering: .relaxed) }
         let start = monotonicNanoseconds()
-        var position: Int64 = 0
-        var lastWake: Int64 = 0
-        let periodNanos = Int64(Double(Int64(period) * 1_000_000_000 / rate) / speed)
+        let first = position
         let nanosPerFrame = 1e9 / Double(rate) / speed
+        timing.restart()
         while !control.shouldStop() {
             // The period boundary on the simulated codec's clock.
-            let deadline = start + Int64(Double(position + Int64(period)) * nanosPerFrame)
+            let deadline = start + Int64(Double(position - first + Int64(period)) * nanosPerFrame)
             var now = monotonicNanoseconds()
             if deadline > now {
                 sleepUntil(monotonicNanos: deadline)
                 now = monotonicNanoseconds()
             }
-            stats.recordWakeupLateness(nanos: Int(max(0, now - deadline)))
-            if lastWake > 0 && (now - lastWake) * 10 > periodNanos * 18 {
-                stats.lateWakeups.add(1, ordering: .relaxed)
-                control.report(.lateWakeup, at: now, duration: now - lastWake)
-            }
-            lastWake = now
+            timing.wakeup(at: now, due: deadline, paced: true)
             let t0 = now
-            input.process(inputBuffer, frames: period, cycle: CycleInfo(framePosition: position, hostTimeNanos: t0,
-                                                                         sampleRate: Int(rate)))
+            let cycle = CycleInfo(framePosition: position, hostTimeNanos: t0, sampleRate: Int(rate), startNanos: t0)
+            input.process(inputBuffer, frames: period, cycle: cycle)
             for c in 0..<engine.captureBuffer.channels {
                 engine.captureBuffer.channel(c).update(from: inputBuffer.channel(0), count: period)
             }
-            engine.process(frames: period, cycle: CycleInfo(framePosition: position, hostTimeNanos: t0,
-                                                            sampleRate: Int(rate)))
+            engine.process(frames: period, cycle: cycle)
             recorder?.push(engine.playbackBuffer, frames: period)
             position += Int64(period)
-            control.framesProcessed.add(period, ordering: .relaxed)
-            stats.recordCycle(nanos: Int(monotonicNanoseconds() - t0))
+            timing.cycleDone(frames: period, startedAt: t0)
         }
+        return nil
     }
 
-    /// Control thread: writes what playback produced to the file, if any. Call it while running
-    /// (the runner's tick) and once after.
-    public func drainOutput() throws(AudioFileError) {
-        try recorder?.drain()
+    /// Control thread: writes what playback produced to the file, if any.
+    public func service() throws(DriverError) {
+        do { try recorder?.drain() } catch { throw .file(error) }
     }
 
-    public func finish() throws(AudioFileError) {
-        try recorder?.drain()
-        try recorder?.writer.close()
+    /// Writes the rest of the output and closes the file. Periods the writer could not keep up
+    /// with are an error that says how many.
+    public func finish() throws(DriverError) {
+        guard let recorder else { return }
+        do {
+            try recorder.drain()
+            try recorder.writer.close()
+        } catch {
+            throw .file(error)
+        }
+        let lost = recorder.droppedPeriods
+        if lost > 0 {
+            throw .file(AudioFileError(path: recorder.writer.path, message: "\(lost) periods of playback were lost: "
+                                       + "the disk did not keep up with the simulated codec"))
+        }
     }
 }

@@ -18,7 +18,7 @@ public enum ChannelMapping: Sendable, Equatable {
     /// Adds `source` into `destination` for `frames` frames, with a gain that moves linearly
     /// from `startGain` to `endGain` across the block (equal gains: a constant gain).
     @inline(__always)
-    func mix(_ source: AudioBuffer, into destination: AudioBuffer, frames: Int,
+    public func mix(_ source: AudioBuffer, into destination: AudioBuffer, frames: Int,
              startGain: Float, endGain: Float) {
         let step = frames > 0 ? (endGain - startGain) / Float(frames) : 0
         switch self {

@@ -5,7 +5,10 @@ import Synchronization
 /// Every field is a relaxed atomic: a reader sees each value whole, though not all of
 /// them from the same instant. Times are in nanoseconds.
 public final class AudioStatistics: Sendable {
+    /// Periods processed since start (a reset keeps it, so it agrees with the frames processed).
     public let periods = Atomic<Int>(0)
+    /// Periods since start or the last reset: what the mean cycle time is over.
+    private let periodsSinceReset = Atomic<Int>(0)
     public let captureXruns = Atomic<Int>(0)
     public let playbackXruns = Atomic<Int>(0)
     /// Wakeups that came more than 1.8 periods after the previous one.
@@ -29,6 +32,7 @@ public final class AudioStatistics: Sendable {
     @inline(__always)
     public func recordCycle(nanos: Int) {
         periods.add(1, ordering: .relaxed)
+        periodsSinceReset.add(1, ordering: .relaxed)
         lastCycleNanos.store(nanos, ordering: .relaxed)
         totalCycleNanos.add(nanos, ordering: .relaxed)
         if nanos > maxCycleNanos.load(ordering: .relaxed) {
@@ -47,13 +51,13 @@ public final class AudioStatistics: Sendable {
 
     /// Any thread: a consistent-enough copy of the counters.
     public func snapshot() -> AudioStatisticsSnapshot {
-        let n = periods.load(ordering: .relaxed)
+        let n = periodsSinceReset.load(ordering: .relaxed)
         let total = totalCycleNanos.load(ordering: .relaxed)
         let period = max(1, periodNanos.load(ordering: .relaxed))
         let last = lastCycleNanos.load(ordering: .relaxed)
         let maxCycle = maxCycleNanos.load(ordering: .relaxed)
         return AudioStatisticsSnapshot(
-            periods: n,
+            periods: periods.load(ordering: .relaxed),
             captureXruns: captureXruns.load(ordering: .relaxed),
             playbackXruns: playbackXruns.load(ordering: .relaxed),
             lateWakeups: lateWakeups.load(ordering: .relaxed),
@@ -67,9 +71,9 @@ public final class AudioStatistics: Sendable {
             maxLoadPercent: Double(maxCycle) * 100 / Double(period))
     }
 
-    /// Any thread: zeroes the counters (the `reset-stats` of the console).
+    /// Any thread: zeroes the counters (the console's `reset`), all but the periods since start.
     public func reset() {
-        periods.store(0, ordering: .relaxed)
+        periodsSinceReset.store(0, ordering: .relaxed)
         captureXruns.store(0, ordering: .relaxed)
         playbackXruns.store(0, ordering: .relaxed)
         lateWakeups.store(0, ordering: .relaxed)

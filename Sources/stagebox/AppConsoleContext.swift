@@ -13,7 +13,6 @@ import Synchronization
 final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let version = StageboxVersion.string
     let startedAt = monotonicNanoseconds()
-    let lifecycleState = "running"
     let driver: String
     let sampleRate: Int
     let format: String
@@ -57,6 +56,14 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     }
 
     var statistics: AudioStatistics { control.statistics }
+
+    /// Where the codec is: running, or waiting for it and when the next try is.
+    var lifecycleState: String {
+        let state = control.state.load(ordering: .relaxed)
+        guard state == .waitingForDevice else { return state.description }
+        let left = max(0, control.retryAt.load(ordering: .relaxed) - monotonicNanoseconds())
+        return "waiting for the codec (retry in \((left + 999_999_999) / 1_000_000_000) s)"
+    }
     var watchdog: String? { watchdogFeeder.describe() }
 
     var clients: [ClientSummary] {

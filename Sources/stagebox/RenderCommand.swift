@@ -1,37 +1,81 @@
 import ArgumentParser
+import Logging
+import StageboxAudioFiles
 import StageboxDrivers
 import StageboxConfig
 
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Run the engine offline: the codec inputs from a WAV file, the codec outputs to a WAV file.")
+        abstract: "Run the engine offline: the codec inputs from an audio file, the codec outputs to a WAV file.",
+        discussion: """
+            The input may be any file libsndfile reads (WAV, FLAC, AIFF, Ogg, …). It is converted to the \
+            configuration's rate, and its channels are mapped onto the codec inputs as connections map them \
+            (equal counts, mono to all, all to mono). The output is a WAV at the configuration's rate with its \
+            output channels, in the input's sample encoding; it is written beside the output and put in place \
+            only when the whole input is rendered, so a failed render never leaves half a file.
+            """)
 
-    @Option(help: "The configuration file.") var config: String
-    @Option(help: "The WAV file the codec inputs read.") var input: String
-    @Option(help: "The WAV file the codec outputs write.") var output: String
+    @Option(help: ArgumentHelp("The configuration file.",
+                               discussion: "Without it: the built-in defaults at the input's rate and channel count, "
+                                   + "codec.in connected to codec.out (a format conversion)."))
+    var config: String?
+    @Option(help: "The audio file the codec inputs read.") var input: String
+    @Option(help: "The WAV file the codec outputs write (not the input).") var output: String
 
     func run() throws {
         let configuration: StageboxConfiguration
-        do {
-            configuration = try ConfigLoader.load(path: config)
-        } catch {
-            printError(error.description)
-            throw ExitCode(1)
+        let file: String
+        if let config {
+            do {
+                configuration = try ConfigLoader.load(path: config)
+            } catch {
+                printError(error.description)
+                throw ExitCode(1)
+            }
+            file = config
+        } else {
+            do {
+                configuration = try Self.defaults(for: input)
+            } catch {
+                printError("stagebox render: \(error)")
+                throw ExitCode(1)
+            }
+            file = "the built-in defaults"
         }
-        let (engine, problems) = EngineBuilder.make(configuration, file: config)
+        let (engine, problems) = EngineBuilder.make(configuration, file: file)
         if !problems.isEmpty {
             printError(problems.map(\.description).joined(separator: "\n"))
             throw ExitCode(1)
         }
+        let control = DriverControl()
+        StopSignals.install()
+        let driver = OfflineDriver(engine: engine, control: control, period: configuration.audio.period,
+                                   inputPath: input, outputPath: output)
+        var logger = Logger(label: "render")
+        logger.logLevel = .critical // render speaks through its own lines
         do {
-            let frames = try OfflineDriver.render(engine: engine, period: configuration.audio.period,
-                                                  inputPath: input, outputPath: output)
-            print("rendered \(frames) frames to \(output)")
+            try DriverSupervisor(driver: driver, logger: logger).run {
+                if StopSignals.stopRequested { control.requestStop() }
+            }
+            print("rendered \(driver.framesRendered) frames to \(output)")
         } catch {
             printError("stagebox render: \(error)")
             throw ExitCode(1)
         }
+    }
+
+    /// The built-in defaults fitted to the input: its rate and channel count, inputs to outputs.
+    static func defaults(for input: String) throws(AudioFileError) -> StageboxConfiguration {
+        let reader = try AudioFileReader(path: input)
+        var configuration = StageboxConfiguration.defaults
+        guard (1...32).contains(reader.channels) else {
+            throw AudioFileError(path: input, message: "has \(reader.channels) channels; Stagebox ports have 1 to 32")
+        }
+        configuration.audio.rate = reader.sampleRate
+        configuration.audio.inputs = reader.channels
+        configuration.audio.outputs = reader.channels
+        return configuration
     }
 }
 

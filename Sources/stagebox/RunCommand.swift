@@ -75,12 +75,17 @@ struct RunCommand: ParsableCommand {
         defer { server?.stop() }
 
         let control = DriverControl(frameLimit: frames ?? 0)
-        let audio = configuration.audio
-        let driverName = simulate ? "simulated" : "ALSA capture \(audio.capture), playback \(audio.playback)"
+        let driver: any AudioDriver
+        do {
+            driver = try makeDriver(configuration.audio, engine: engine, control: control)
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
         let watchdog = Self.startWatchdog(configuration.watchdog, logger: logger)
         defer { watchdog.stop() }
         let consoleDevice = consolePlace(configuration.console)
-        let context = AppConsoleContext(loaded: loaded, driver: driverName, consoleDevice: consoleDevice,
+        let context = AppConsoleContext(loaded: loaded, driver: driver.name, consoleDevice: consoleDevice,
                                         engine: engine, triggers: triggers,
                                         control: control, server: server, watchdog: watchdog)
         let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
@@ -91,23 +96,12 @@ struct RunCommand: ParsableCommand {
             $0 = .init(execute: { shell.run($0) }, complete: { shell.completions(for: $0) })
         }
         defer { console?.stop() }
-        if simulate {
-            try runSimulated(engine: engine, control: control, audio: audio, events: events, watchdog: watchdog,
-                             logger: logger)
-        } else {
-            let parameters = ALSAParameters(
-                captureDevice: audio.capture, playbackDevice: audio.playback,
-                format: SampleFormat(rawValue: audio.format) ?? .s32, sampleRate: audio.rate,
-                inputs: audio.inputs, outputs: audio.outputs, period: audio.period, periods: audio.periods,
-                realtimePriority: audio.rtPriority)
-            let driver = ALSADriver(parameters: parameters, engine: engine, control: control,
-                                    pacing: freeRun ? .free : .automatic)
-            do {
-                try driver.supervise(logger: logger) { tick(control, events, watchdog) }
-            } catch {
-                logger.critical("\(error)")
-                throw ExitCode(1)
-            }
+        do {
+            try DriverSupervisor(driver: driver, logger: logger).run { tick(control, events, watchdog) }
+        } catch {
+            events.finish()
+            logger.critical("\(error)")
+            throw ExitCode(1)
         }
         events.finish()
         let summary = control.statistics.snapshot().summary
@@ -200,35 +194,23 @@ struct RunCommand: ParsableCommand {
         }
     }
 
-    private func runSimulated(engine: Engine, control: DriverControl, audio: AudioSection, events: EventLog,
-                              watchdog: WatchdogFeeder, logger: Logger) throws {
-        var writer: AudioFileWriter?
-        if let output {
-            do {
-                writer = try AudioFileWriter(path: output, sampleRate: audio.rate, channels: audio.outputs,
-                                             encoding: .float32)
-            } catch {
-                logger.critical("\(error)")
-                throw ExitCode(1)
+    /// The simulated board or the ALSA codec, as the flags say.
+    private func makeDriver(_ audio: AudioSection, engine: Engine, control: DriverControl) throws -> any AudioDriver {
+        if simulate {
+            let writer = try output.map {
+                try AudioFileWriter(path: $0, sampleRate: audio.rate, channels: audio.outputs, encoding: .float32)
             }
+            return SimulatedDriver(engine: engine, control: control, period: audio.period,
+                                   inputSignal: ToneSignal(rawValue: inputSignal) ?? .sine, output: writer,
+                                   speed: speed, realtimePriority: audio.rtPriority)
         }
-        let driver = SimulatedDriver(engine: engine, control: control, period: audio.period,
-                                     inputSignal: ToneSignal(rawValue: inputSignal) ?? .sine, output: writer, speed: speed)
-        let pace = speed != 1 ? ", \(fixed(speed, digits: 1))× real time" : ""
-        logger.info("simulated board: \(audio.inputs) in, \(audio.outputs) out, \(audio.rate) Hz, \(audio.period) frames per period\(pace)")
-        var writeError: AudioFileError?
-        let (_, outcome) = AudioThreadRunner.run(priority: audio.rtPriority, tick: {
-            tick(control, events, watchdog)
-            do throws(AudioFileError) { try driver.drainOutput() } catch { writeError = error; control.requestStop() }
-        }) { driver.runLoop() }
-        if case .refused = outcome {
-            logger.warning("SCHED_FIFO refused: the audio thread ran at normal priority")
-        }
-        do { try driver.finish() } catch { writeError = error }
-        if let writeError {
-            logger.critical("\(writeError)")
-            throw ExitCode(1)
-        }
+        let parameters = ALSAParameters(
+            captureDevice: audio.capture, playbackDevice: audio.playback,
+            format: SampleFormat(rawValue: audio.format) ?? .s32, sampleRate: audio.rate,
+            inputs: audio.inputs, outputs: audio.outputs, period: audio.period, periods: audio.periods,
+            realtimePriority: audio.rtPriority)
+        return ALSADriver(parameters: parameters, engine: engine, control: control,
+                          pacing: freeRun ? .free : .automatic)
     }
 }
 

@@ -103,7 +103,7 @@ watchedThread.store(0, ordering: .relaxed)
 let thread = RealtimeThread {
     watchedThread.store(currentThreadID(), ordering: .relaxed)
     lock_counter_watch_current_thread()
-    _ = driver.runLoop()
+    _ = driver.run()
 }
 thread.start()
 clients.start()

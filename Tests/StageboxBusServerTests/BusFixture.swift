@@ -43,7 +43,7 @@ final class BusFixture: @unchecked Sendable {
         thread = RealtimeThread {
             // As the appliance does: SCHED_FIFO where the system allows it (root, or an rtprio limit).
             outcome.granted = RealtimeThread.makeCurrentThreadRealtime(priority: 70) == .fifo(priority: 70)
-            driver.runLoop()
+            _ = driver.run()
         }
         thread.start()
     }

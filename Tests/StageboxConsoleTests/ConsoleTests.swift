@@ -45,7 +45,7 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
         }
         let driver = SimulatedDriver(engine: engine, control: control, period: 64, inputSignal: .sine,
                                      inputFrequency: 440, inputLevelDB: -6)
-        thread = RealtimeThread { driver.runLoop() }
+        thread = RealtimeThread { _ = driver.run() }
         thread.start()
     }
 

@@ -20,7 +20,7 @@ import StageboxRealtime
         let driver = ALSADriver(parameters: p, engine: try .passthrough(period: period), control: control,
                                 pacing: .free, config: rig.config)
         try driver.open()
-        #expect(driver.runLoop() == nil)
+        #expect(driver.run() == nil)
         driver.close()
         #expect(!driver.isLinked, "file plugins cannot be linked")
         let out = try rig.outputBytes()
@@ -46,7 +46,7 @@ import StageboxRealtime
         let p = ALSATestRig.parameters(format: .s16, period: period, capture: ALSAParameters.noCapture)
         let driver = ALSADriver(parameters: p, engine: engine, control: control, pacing: .free, config: rig.config)
         try driver.open()
-        #expect(driver.runLoop() == nil)
+        #expect(driver.run() == nil)
         driver.close()
         let out = try rig.outputBytes()
         let prefill = p.bufferFrames * 4
@@ -71,7 +71,7 @@ import StageboxRealtime
                                 engine: try .passthrough(period: period), control: control, config: rig.config)
         try driver.open()
         let start = monotonicNanoseconds()
-        #expect(driver.runLoop() == nil)
+        #expect(driver.run() == nil)
         let elapsed = monotonicNanoseconds() - start
         #expect(driver.currentWaitMode == .timer, "null does not pace: the loop paces itself with a timer")
         // Paced at the audio rate: never much faster than real time.
@@ -86,7 +86,7 @@ import StageboxRealtime
         #expect {
             try driver.open()
         } throws: { error in
-            guard let e = error as? ALSAError, case .open(let device, let stream, _) = e else { return false }
+            guard case .alsa(let e)? = error as? DriverError, case .open(let device, let stream, _) = e else { return false }
             return device == "nosuchpcm" && stream == "capture" && e.isDeviceGone
                 && e.description.contains("cannot open capture device 'nosuchpcm'")
         }
@@ -105,7 +105,7 @@ import StageboxRealtime
         #expect {
             try driver.open()
         } throws: { error in
-            guard let e = error as? ALSAError, case let .unsupported(device, _, parameter, asked, offered) = e else {
+            guard case .alsa(let e)? = error as? DriverError, case let .unsupported(device, _, parameter, asked, offered) = e else {
                 Issue.record("unexpected \(error)")
                 return false
             }
@@ -124,7 +124,7 @@ import StageboxRealtime
         #expect {
             try driver.open()
         } throws: { error in
-            guard let e = error as? ALSAError, case let .unsupported(_, stream, parameter, asked, offered) = e else {
+            guard case .alsa(let e)? = error as? DriverError, case let .unsupported(_, stream, parameter, asked, offered) = e else {
                 return false
             }
             return stream == "capture" && parameter == "channels" && asked == "0" && offered.contains("to")

@@ -64,14 +64,92 @@ import Testing
         let config = try s.write("r.toml", "[audio]\ninputs = 2\n")
         let missing = try StageboxProcess.run(["render", "--config", config, "--input", s.path("none.wav"), "--output", s.path("o.wav")])
         #expect(missing.status == 1 && missing.stderr.contains(s.path("none.wav")))
-        let w = try AudioFileWriter(path: s.path("mono.wav"), sampleRate: 48000, channels: 1, encoding: .pcm16)
+        let w = try AudioFileWriter(path: s.path("three.wav"), sampleRate: 48000, channels: 3, encoding: .pcm16)
         try w.write([0, 0, 0])
         try w.close()
-        let mono = try StageboxProcess.run(["render", "--config", config, "--input", s.path("mono.wav"), "--output", s.path("o.wav")])
-        #expect(mono.status == 1)
-        #expect(mono.stderr.contains("has 1 channels; the configuration's [audio] inputs is 2"), "\(mono.stderr)")
+        let three = try StageboxProcess.run(["render", "--config", config, "--input", s.path("three.wav"), "--output", s.path("o.wav")])
+        #expect(three.status == 1)
+        #expect(three.stderr.contains("has 3 channels; the configuration's [audio] inputs is 2"), "\(three.stderr)")
         let text = try s.write("t.wav", "RIFF but not really")
         let bad = try StageboxProcess.run(["render", "--config", config, "--input", text, "--output", s.path("o.wav")])
         #expect(bad.status == 1 && bad.stderr.contains(text))
+    }
+
+    @Test func refusesToRenderOverItsInput() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let samples: [Float] = (0..<960).map { Float($0 % 64) / 128 }
+        let w = try AudioFileWriter(path: s.path("in.wav"), sampleRate: 48000, channels: 2, encoding: .pcm16)
+        try w.write(samples)
+        try w.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: s.path("in.wav")))
+        try FileManager.default.createSymbolicLink(atPath: s.path("link.wav"), withDestinationPath: s.path("in.wav"))
+        for output in [s.path("in.wav"), s.path("link.wav"), s.url.path + "/./in.wav"] {
+            let r = try StageboxProcess.run(["render", "--input", s.path("in.wav"), "--output", output])
+            #expect(r.status == 1 && r.stderr.contains("is the input file"), "\(output): \(r.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: s.path("in.wav"))) == before, "the input is untouched")
+    }
+
+    /// A render that fails leaves the output as it was and no temporary file behind.
+    @Test func aFailedRenderLeavesTheOutputAsItWas() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let old = try s.write("out.wav", "an older take")
+        let w = try AudioFileWriter(path: s.path("five.wav"), sampleRate: 48000, channels: 5, encoding: .pcm16)
+        try w.write([Float](repeating: 0.1, count: 5 * 480))
+        try w.close()
+        let config = try s.write("r.toml", "[audio]\ninputs = 2\n")
+        let r = try StageboxProcess.run(["render", "--config", config, "--input", s.path("five.wav"), "--output", old])
+        #expect(r.status == 1)
+        #expect(try String(contentsOfFile: old, encoding: .utf8) == "an older take")
+        let left = try FileManager.default.contentsOfDirectory(atPath: s.url.path).filter { $0.hasSuffix(".rendering") }
+        #expect(left.isEmpty, "temporary files left: \(left)")
+    }
+
+    /// Without --config: a FLAC (made by sox) becomes a WAV with the same samples.
+    @Test func readsFlacWithoutAConfiguration() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let flac = s.path("in.flac")
+        try runSox(["-n", "-r", "44100", "-c", "1", "-b", "16", flac, "synth", "0.5", "sine", "1000", "vol", "0.5"])
+        let r = try StageboxProcess.run(["render", "--input", flac, "--output", s.path("out.wav")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let input = try AudioFileReader(path: flac)
+        let out = try AudioFileReader(path: s.path("out.wav"))
+        #expect(out.sampleRate == 44100 && out.channels == 1 && out.encoding == .pcm16 && out.frames == 22050)
+        #expect(firstDifference(try out.readAll(), try input.readAll()) == nil, "bit-exact")
+    }
+
+    /// An 8-bit AIFF at 22.05 kHz into a 48 kHz stereo configuration: the rate is converted
+    /// (the length and the tone's pitch agree) and mono goes to both outputs.
+    @Test func convertsRateAndChannels() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let aiff = s.path("in.aiff")
+        try runSox(["-n", "-r", "22050", "-c", "1", "-b", "8", aiff, "synth", "1", "sine", "500", "vol", "0.5"])
+        let config = try s.write("r.toml", "[audio]\nrate = 48000\ninputs = 2\noutputs = 2\n")
+        let r = try StageboxProcess.run(["render", "--config", config, "--input", aiff, "--output", s.path("out.wav")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let out = try AudioFileReader(path: s.path("out.wav"))
+        #expect(out.sampleRate == 48000 && out.channels == 2)
+        #expect(abs(out.frames - 48000) <= 2, "\(out.frames) frames for one second")
+        let samples = try out.readAll()
+        let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+        let right = stride(from: 1, to: samples.count, by: 2).map { samples[$0] }
+        #expect(firstDifference(left, right) == nil)
+        // 500 Hz for one second: 1000 sign changes (±2 for the edges).
+        let crossings = zip(left.dropFirst(200), left.dropFirst(201)).filter { ($0 < 0) != ($1 < 0) }.count
+        #expect(abs(crossings - 1000 * (48000 - 200) / 48000) <= 3, "\(crossings) zero crossings")
+        #expect(abs((left.max() ?? 0) - 0.5) < 0.02)
+    }
+
+    private func runSox(_ arguments: [String]) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
+        p.arguments = arguments
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "sox \(arguments)")
     }
 }

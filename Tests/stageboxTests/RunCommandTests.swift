@@ -77,10 +77,41 @@ import Testing
         #expect(firstDifference(Array(out.dropFirst(prefill)), input) == nil)
     }
 
+    /// The statistics line's frames and periods agree, also after the console's reset-stats.
+    @Test func theStatisticsLineAgreesWithItself() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let socket = s.path("bus.sock")
+        let config = try s.write("box.toml", "[audio]\nperiod = 64\nrt_priority = 0\n[bus]\nsocket = \"\(socket)\"\n")
+        let process = Process()
+        process.executableURL = StageboxProcess.binary
+        process.arguments = ["run", "--simulate", "--config", config]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        try process.run()
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        usleep(300_000)
+        let reset = try StageboxProcess.run(["console", "--socket", socket, "--execute", "reset-stats"])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        usleep(300_000)
+        process.interrupt()
+        process.waitUntilExit()
+        let line = readTextToEnd(out.fileHandleForReading.fileDescriptor)
+        func number(_ key: String) -> Int? {
+            guard let r = line.range(of: key + "=") else { return nil }
+            return Int(line[r.upperBound...].prefix { $0.isNumber })
+        }
+        let frames = try #require(number("frames")), periods = try #require(number("periods"))
+        #expect(frames > 64 * 20 && frames == periods * 64, "\(line)")
+    }
+
     @Test func aMissingCodecIsRetriedUntilStopped() throws {
         let s = try Scratch()
         defer { s.remove() }
-        let config = try s.write("box.toml", "[audio]\ncapture = \"nosuchdevice\"\nplayback = \"nosuchdevice\"\nrt_priority = 0\n")
+        let socket = s.path("bus.sock")
+        let config = try s.write("box.toml", "[audio]\ncapture = \"nosuchdevice\"\nplayback = \"nosuchdevice\"\nrt_priority = 0\n"
+                                 + "[bus]\nsocket = \"\(socket)\"\n")
         let process = Process()
         process.executableURL = StageboxProcess.binary
         process.arguments = ["run", "--config", config]
@@ -89,6 +120,10 @@ import Testing
         process.standardOutput = Pipe()
         try process.run()
         Thread.sleep(forTimeInterval: 1.0)
+        // The console tells the truth: not running, but waiting, and for how long.
+        let status = try StageboxProcess.run(["console", "--socket", socket, "--execute", "status"])
+        #expect(status.stdout.contains("waiting for the codec (retry in "), "\(status.stdout)")
+        #expect(!status.stdout.contains("running"), "\(status.stdout)")
         process.interrupt()
         process.waitUntilExit()
         let log = readTextToEnd(err.fileHandleForReading.fileDescriptor)

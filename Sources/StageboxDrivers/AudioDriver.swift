@@ -1,0 +1,63 @@
+import Logging
+import StageboxAudioFiles
+import StageboxEngine
+
+/// One audio front-end around the one engine, as Elk Sushi has one frontend interface for
+/// its ALSA, offline and dummy frontends: the ALSA codec loop, the simulated board and the
+/// offline renderer all implement it, and `DriverSupervisor` runs any of them the same way.
+///
+/// The calls come in this order: `open` (control thread), `run` (the audio thread),
+/// `close` (control thread), possibly again from `open` after a failure or a pause, and
+/// `finish` once at the end. `service` runs on the control thread while `run` runs.
+public protocol AudioDriver: AnyObject, Sendable {
+    var engine: Engine { get }
+    var control: DriverControl { get }
+    /// What the driver drives, for the log and the console ("simulated board", "ALSA …").
+    var name: String { get }
+    /// The SCHED_FIFO priority of the audio thread (0: normal scheduling).
+    var realtimePriority: Int { get }
+
+    /// Takes the device: opens and configures the PCMs, or the files.
+    func open() throws(DriverError)
+    /// The audio thread's body: starts the streams and processes periods until a stop or a
+    /// pause is requested, the frame limit is reached, the input ends, or the device fails.
+    /// Returns nil after a normal end. Allocates nothing and takes no lock.
+    func run() -> DriverError?
+    /// Releases the device (the codec is free for others until the next `open`).
+    func close()
+    /// Control-thread work while `run` runs, about every 50 ms: writing output files.
+    func service() throws(DriverError)
+    /// After the last `close`: writes out and closes what the driver produced.
+    func finish() throws(DriverError)
+    /// Lines for the log after `open`: what was opened and how.
+    func openReport() -> [(Logger.Level, String)]
+    /// A line for the log once the streams have started, or nil while they have not.
+    func startReport() -> String?
+}
+
+extension AudioDriver {
+    public func service() throws(DriverError) {}
+    public func finish() throws(DriverError) {}
+    public func openReport() -> [(Logger.Level, String)] { [] }
+    public func startReport() -> String? { nil }
+}
+
+/// Why a driver could not open or keep running its device.
+public enum DriverError: Error, Sendable, Equatable, CustomStringConvertible {
+    case alsa(ALSAError)
+    case file(AudioFileError)
+
+    public var description: String {
+        switch self {
+        case let .alsa(error): return error.description
+        case let .file(error): return error.description
+        }
+    }
+
+    /// Whether opening the device again later may work (it went away, or is busy), so the
+    /// supervisor waits and retries instead of giving up.
+    public var isRetryable: Bool {
+        if case let .alsa(error) = self { return error.isDeviceGone }
+        return false
+    }
+}

@@ -1,0 +1,123 @@
+import Logging
+import StageboxRealtime
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Runs any `AudioDriver` the same way: opens it (retrying with backoff while the device is
+/// missing or busy), runs its loop on a real-time thread while the calling thread services
+/// it and ticks, closes it, reopens it after a failure, and holds it closed while paused.
+/// The one place that decides what happens around the loop; the drivers only move audio.
+public final class DriverSupervisor {
+    public let driver: any AudioDriver
+    private let logger: Logger
+    /// The first and the longest wait between tries to open a missing device.
+    private let firstBackoffMs: Int
+    private let longestBackoffMs: Int
+
+    public init(driver: any AudioDriver, logger: Logger, firstBackoffMs: Int = 100, longestBackoffMs: Int = 5000) {
+        self.driver = driver
+        self.logger = logger
+        self.firstBackoffMs = firstBackoffMs
+        self.longestBackoffMs = longestBackoffMs
+    }
+
+    private var control: DriverControl { driver.control }
+
+    /// Runs until a stop is requested, the frame limit is reached or the input ends. `tick`
+    /// runs on the calling thread about every 50 ms throughout, also while waiting or paused.
+    /// Throws when the driver fails in a way that trying again cannot mend (the device cannot
+    /// do what the configuration asks; a file cannot be written).
+    public func run(tick: () -> Void) throws(DriverError) {
+        defer { control.state.store(.stopped, ordering: .relaxed) }
+        var backoffMs = firstBackoffMs
+        while !control.stopRequested {
+            if control.pauseRequested {
+                control.state.store(.paused, ordering: .relaxed)
+                waitOrStop(milliseconds: 50, tick: tick)
+                continue
+            }
+            control.state.store(.starting, ordering: .relaxed)
+            do {
+                try driver.open()
+            } catch where error.isRetryable {
+                logger.error("\(error); trying again in \(backoffMs) ms")
+                wait(backoffMs, tick: tick)
+                backoffMs = min(backoffMs * 2, longestBackoffMs)
+                continue
+            } catch {
+                try? driver.finish()
+                throw error
+            }
+            backoffMs = firstBackoffMs
+            for (level, line) in driver.openReport() { logger.log(level: level, Logger.Message(stringLiteral: line)) }
+            let failure = runOnce(tick: tick)
+            driver.close()
+            switch failure {
+            case nil:
+                if control.pauseRequested && !control.stopRequested && !control.frameLimitReached {
+                    logger.info("paused: \(driver.name) closed")
+                    continue
+                }
+                try driver.finish()
+                return
+            case let error? where error.isRetryable:
+                logger.error("\(error); reopening in \(backoffMs) ms")
+                wait(backoffMs, tick: tick)
+            case let error?:
+                try? driver.finish()
+                throw error
+            }
+        }
+        try driver.finish()
+    }
+
+    /// One run of the loop on its own thread; returns how it ended.
+    private func runOnce(tick: () -> Void) -> DriverError? {
+        let driver = self.driver
+        let logger = self.logger
+        var reportedStart = false
+        var serviceError: DriverError?
+        control.state.store(.running, ordering: .relaxed)
+        let (failure, outcome) = AudioThreadRunner.run(priority: driver.realtimePriority, tick: {
+            if !reportedStart, let line = driver.startReport() {
+                reportedStart = true
+                logger.info(Logger.Message(stringLiteral: line))
+            }
+            if serviceError == nil {
+                do throws(DriverError) { try driver.service() } catch {
+                    serviceError = error
+                    control.requestStop()
+                }
+            }
+            tick()
+        }) {
+            driver.run()
+        }
+        if case let .refused(priority, code) = outcome {
+            logger.warning(Logger.Message(stringLiteral: "SCHED_FIFO priority \(priority) refused "
+                           + "(\(String(cString: strerror(code)))); the audio thread ran at normal priority"))
+        }
+        return serviceError ?? failure
+    }
+
+    /// Waits before trying the device again, showing when in the driver's state.
+    private func wait(_ milliseconds: Int, tick: () -> Void) {
+        control.retryAt.store(monotonicNanoseconds() + Int64(milliseconds) * 1_000_000, ordering: .relaxed)
+        control.state.store(.waitingForDevice, ordering: .relaxed)
+        waitOrStop(milliseconds: milliseconds, tick: tick)
+    }
+
+    private func waitOrStop(milliseconds: Int, tick: () -> Void) {
+        var left = milliseconds
+        while left > 0 && !control.stopRequested {
+            tick()
+            usleep(UInt32(min(left, 50)) * 1000)
+            left -= 50
+        }
+        tick()
+    }
+}

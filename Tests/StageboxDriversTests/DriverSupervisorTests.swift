@@ -1,0 +1,116 @@
+import StageboxTestSupport
+import CALSA
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import StageboxEngine
+import StageboxRealtime
+@testable import StageboxDrivers
+
+/// The supervisor runs every driver the same way: these run it on a thread of its own and
+/// watch the driver's state and frames from outside, as the console does.
+@Suite struct DriverSupervisorTests {
+    init() { stagebox_alsa_silence_errors() }
+
+    final class Outcome: @unchecked Sendable { // written by the supervisor thread before `done`
+        var error: DriverError?
+        let done = Atomic<Bool>(false)
+    }
+
+    private func start(_ driver: any AudioDriver, backoffMs: Int = 100) -> (RealtimeThread, Outcome) {
+        let outcome = Outcome()
+        let thread = RealtimeThread {
+            do throws(DriverError) {
+                try DriverSupervisor(driver: driver, logger: Logger(label: "test"), firstBackoffMs: backoffMs).run {}
+            } catch {
+                outcome.error = error
+            }
+            outcome.done.store(true, ordering: .releasing)
+        }
+        thread.start()
+        return (thread, outcome)
+    }
+
+    private func waitFor(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+
+    /// Pause closes the device and ends the audio thread; resume opens it and goes on.
+    @Test func pauseStopsTheAudioThreadAndResumeGoesOn() throws {
+        let control = DriverControl()
+        let engine = try Engine.passthrough(period: 64)
+        let driver = SimulatedDriver(engine: engine, control: control, period: 64, inputSignal: .sine)
+        let (thread, outcome) = start(driver)
+        defer { control.requestStop(); thread.join() }
+        #expect(waitFor { control.framesProcessed.load(ordering: .relaxed) > 4800 })
+        #expect(control.state.load(ordering: .relaxed) == .running)
+        control.requestPause()
+        #expect(waitFor { control.state.load(ordering: .relaxed) == .paused })
+        #expect(control.statistics.audioThread.load(ordering: .relaxed) == 0, "no audio thread while paused")
+        let frozen = control.framesProcessed.load(ordering: .relaxed)
+        usleep(300_000)
+        #expect(control.framesProcessed.load(ordering: .relaxed) == frozen, "nothing is processed while paused")
+        control.requestResume()
+        #expect(waitFor { control.framesProcessed.load(ordering: .relaxed) > frozen + 4800 })
+        #expect(control.state.load(ordering: .relaxed) == .running)
+        control.requestStop()
+        #expect(waitFor { outcome.done.load(ordering: .acquiring) })
+        #expect(outcome.error == nil)
+        #expect(control.state.load(ordering: .relaxed) == .stopped)
+    }
+
+    /// A device that is not there is waited for, with the next try's time shown; a stop ends the wait.
+    @Test func aMissingDeviceIsWaitedForWithBackoff() throws {
+        let rig = try ALSATestRig(inputBytes: [])
+        defer { rig.remove() }
+        let control = DriverControl()
+        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, period: 64, capture: "nosuchpcm"),
+                                engine: try .passthrough(period: 64), control: control, config: rig.config)
+        let (thread, outcome) = start(driver, backoffMs: 400)
+        #expect(waitFor { control.state.load(ordering: .relaxed) == .waitingForDevice })
+        let retryAt = control.retryAt.load(ordering: .relaxed)
+        #expect(retryAt > monotonicNanoseconds(), "the next try is in the future")
+        #expect(retryAt - monotonicNanoseconds() <= 400_000_000)
+        control.requestStop()
+        thread.join()
+        #expect(outcome.error == nil, "stopping while waiting is a normal end")
+        #expect(control.framesProcessed.load(ordering: .relaxed) == 0)
+    }
+
+    /// A device that cannot do what is asked is not retried: the error reaches the caller.
+    @Test func aConfigurationTheDeviceCannotDoEndsTheRun() throws {
+        let restricted = try ALSAConfigText("pcm.lin { type linear slave { pcm { type null } format S16_LE } }")
+        let q = ALSAParameters(captureDevice: "lin", playbackDevice: "lin", format: .float, sampleRate: 48000,
+                               inputs: 2, outputs: 2, period: 64, periods: 2, realtimePriority: 0)
+        let control = DriverControl()
+        let driver = ALSADriver(parameters: q, engine: try .passthrough(period: 64), control: control, config: restricted)
+        let (thread, outcome) = start(driver)
+        thread.join()
+        guard case .alsa(.unsupported(_, _, let parameter, _, _))? = outcome.error else {
+            Issue.record("expected an unsupported format, got \(String(describing: outcome.error))")
+            return
+        }
+        #expect(parameter == "format")
+        #expect(outcome.error?.isRetryable == false)
+    }
+
+    /// The frame limit ends the run once, without reopening the device.
+    @Test func theFrameLimitEndsTheRun() throws {
+        let rig = try ALSATestRig(inputBytes: ALSATestRig.stimulus(format: .s16, frames: 64 * 20, channels: 2))
+        defer { rig.remove() }
+        let control = DriverControl(frameLimit: 64 * 20)
+        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, period: 64),
+                                engine: try .passthrough(period: 64), control: control, pacing: .free, config: rig.config)
+        let (thread, outcome) = start(driver)
+        thread.join()
+        #expect(outcome.error == nil)
+        #expect(control.framesProcessed.load(ordering: .relaxed) == 64 * 20)
+        #expect(control.statistics.snapshot().periods == 20)
+    }
+}
