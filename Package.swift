@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "StageboxFormatting"),
         // The TOML configuration: model, defaults, validation with FILE:LINE errors.
         .target(name: "StageboxConfig", dependencies: [
-            .product(name: "TOMLKit", package: "TOMLKit"),
+            "StageboxProtocol", .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // The engine: ports, connections, graph snapshots, mixing; processes one period.
         .target(name: "StageboxEngine", dependencies: [

@@ -1,3 +1,5 @@
+import StageboxProtocol
+
 /// How the bus server listens and what it allows.
 public struct BusServerSettings: Sendable, Equatable {
     public var socketPath: String
@@ -6,7 +8,7 @@ public struct BusServerSettings: Sendable, Equatable {
     /// How long the audio thread waits for a filter client, in percent of the period.
     public var filterDeadlinePercent: Int
 
-    public init(socketPath: String = "/run/stagebox/bus.sock", maxClients: Int = 32, maxPortsPerClient: Int = 16,
+    public init(socketPath: String = DefaultSocket.path, maxClients: Int = 32, maxPortsPerClient: Int = 16,
                 filterDeadlinePercent: Int = 25) {
         self.socketPath = socketPath
         self.maxClients = maxClients

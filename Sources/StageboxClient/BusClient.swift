@@ -16,7 +16,8 @@ import StageboxRealtime
 /// try bus.connect(from: "codec.in", to: mic.name)
 /// ```
 public final class BusClient: @unchecked Sendable {
-    public static let defaultSocketPath = "/run/stagebox/bus.sock"
+    /// The socket `stagebox run` uses when nothing names one (`DefaultSocket`).
+    public static var defaultSocketPath: String { DefaultSocket.path }
 
     public let connection: BusConnection
     /// Port names this client's ports are connected to, kept fresh from the server's events.

@@ -1,3 +1,4 @@
+import StageboxProtocol
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -34,8 +35,11 @@ public enum ConfigLoader {
     public static func load(path: String) throws(ConfigErrors) -> StageboxConfiguration {
         let text: String
         do { text = try readText(path) } catch { throw ConfigErrors([error]) }
-        let (config, problems) = ConfigParser.parse(text, file: path)
+        var (config, problems) = ConfigParser.parse(text, file: path)
         if !problems.isEmpty { throw ConfigErrors(problems) }
+        // The environment names the socket for this session, over what the file says, so
+        // that the board and its clients started with it agree.
+        if let socket = DefaultSocket.fromEnvironment { config.bus.socket = socket }
         return config
     }
 

@@ -1,3 +1,4 @@
+import StageboxProtocol
 /// The whole configuration of a Stagebox, as read from `stagebox.toml`.
 public struct StageboxConfiguration: Sendable, Equatable {
     public var audio = AudioSection()
@@ -49,7 +50,8 @@ public struct ToneSection: Sendable, Equatable {
 
 /// `[bus]`: the socket where client programs connect.
 public struct BusSection: Sendable, Equatable {
-    public var socket = "/run/stagebox/bus.sock"
+    /// The built-in default follows `DefaultSocket` (and `$STAGEBOX_SOCKET` overrides the file).
+    public var socket = DefaultSocket.path
     public var maxClients = 32
     public var maxPortsPerClient = 16
     /// How long the audio thread waits for a filter client, in percent of the period.

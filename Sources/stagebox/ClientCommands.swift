@@ -13,7 +13,7 @@ import Musl
 
 /// Options every command-line client shares.
 struct BusOptions: ParsableArguments {
-    @Option(help: "The bus socket (default: the configuration's [bus] socket).")
+    @Option(help: "The bus socket (default: $STAGEBOX_SOCKET, else the configuration's [bus] socket, else /run/stagebox/bus.sock as root, else $XDG_RUNTIME_DIR/stagebox/bus.sock: where stagebox run listens).")
     var socket: String?
 
     @Option(help: "The configuration file whose [bus] socket to use.")
