@@ -10,6 +10,10 @@ import Musl
 /// Runs the console on a pair of descriptors (a serial port, or stdin/stdout) on a thread of
 /// its own. It never blocks on output: what a full buffer or an unplugged cable cannot take is
 /// dropped, so a console nobody reads cannot hold the rest of stagebox up.
+///
+/// `@unchecked Sendable`: the editor and the loop's state belong to the runner's thread;
+/// `start` and `stop` run on the thread that owns the runner; what other threads reach
+/// (`printAbove`, `running`) goes through the `terminal` mutex or an atomic.
 public final class ConsoleRunner: @unchecked Sendable {
     private let console: Console
     private let input: Int32
@@ -21,6 +25,9 @@ public final class ConsoleRunner: @unchecked Sendable {
     private var lastNote: Int64 = 0
     /// Stops stagebox; nil where the console must never stop it (a serial console).
     private let quit: (@Sendable () -> Void)?
+    /// What the input line shows now (the prompt and what is typed; empty while a command
+    /// answers), under the lock that keeps the runner's output and log lines apart.
+    private let terminal = Mutex<String>("")
 
     /// - Parameters:
     ///   - rawTerminal: put `input` in raw mode (no echo, no line buffering) while running, for a
@@ -50,11 +57,29 @@ public final class ConsoleRunner: @unchecked Sendable {
 
     deinit { stop() }
 
-    public func start() {
+    /// Starts the runner's thread. Throws when the thread cannot be started.
+    public func start() throws(PosixThreadError) {
         guard !running.exchange(true, ordering: .relaxed) else { return }
         send("Stagebox console. Type help.\r\n" + editor.prompt)
-        thread = try? PosixThread.start { self.loop() }.get()
+        showing(editor.prompt)
+        switch PosixThread.start({ self.loop() }) {
+        case .success(let started):
+            thread = started
+        case .failure(let error):
+            running.store(false, ordering: .relaxed)
+            throw error
+        }
     }
+
+    /// Shows `text` (a log line) above the input line and draws the input line again below
+    /// it, so that log output never lands inside what is being typed.
+    public func printAbove(_ text: String) {
+        terminal.withLock { shown in
+            write(Array(("\r\u{1B}[K" + text.replacingNewlines + "\r\n" + shown).utf8))
+        }
+    }
+
+    private func showing(_ text: String) { terminal.withLock { $0 = text } }
 
     public func stop() {
         guard running.exchange(false, ordering: .relaxed) else { return }
@@ -76,6 +101,8 @@ public final class ConsoleRunner: @unchecked Sendable {
 
     private func handle(_ byte: UInt8) {
         let (echo, event) = editor.feed(byte)
+        if event != nil { showing("") } // a command answers: log lines go above its answer
+        defer { showing(editor.prompt + editor.line) }
         if !echo.isEmpty { send(echo) }
         switch event {
         case .line(let line)? where ["exit", "quit"].contains(line.trimmingSpaces):
@@ -137,18 +164,23 @@ public final class ConsoleRunner: @unchecked Sendable {
 
     private func send(_ text: String) { send(Array(text.utf8)) }
 
+    private func send(_ bytes: [UInt8]) { terminal.withLock { _ in write(bytes) } }
+
     /// Writes what the output takes within 50 ms; the rest is dropped.
-    private func send(_ bytes: [UInt8]) {
+    private func write(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             var p = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
             guard poll(&p, 1, 50) > 0, p.revents & Int16(POLLOUT) != 0 else { return }
-            let n = bytes.withUnsafeBytes { write(output, $0.baseAddress! + offset, $0.count - offset) }
+            let n = bytes.withUnsafeBytes { writeBytes(output, $0.baseAddress! + offset, $0.count - offset) }
             if n <= 0 { if errno == EAGAIN || errno == EINTR { continue } else { return } }
             offset += n
         }
     }
 }
+
+/// write(2), out of reach of `ConsoleRunner.write`'s name.
+private func writeBytes(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
 
 extension String {
     var replacingNewlines: String { split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\r\n") }

@@ -24,8 +24,6 @@ public struct LineEditor: Sendable {
     private var historyIndex: Int?
     private var escape: [UInt8] = []
     private var overflowed = false
-    /// The line had bytes that are not text: it is dropped at its end, never run.
-    private var tainted = false
     private var lastWasCR = false
 
     public init(prompt: String = "stagebox> ", maximumLength: Int = 256,
@@ -50,11 +48,10 @@ public struct LineEditor: Sendable {
             historyIndex = nil
             if overflowed {
                 overflowed = false
-                tainted = false
                 return (Array("\r\n".utf8), .discarded("line longer than \(maximumLength) characters ignored"))
             }
-            if tainted || String(validating: bufferBeforeDecoding, as: UTF8.self) == nil {
-                tainted = false
+            // Bytes that are not text (noise): the line is dropped at its end, never run.
+            if String(validating: bufferBeforeDecoding, as: UTF8.self) == nil {
                 return (Array("\r\n".utf8), .discarded("line with bytes that are not text ignored"))
             }
             if !text.isEmpty && history.last != text {
@@ -65,14 +62,12 @@ public struct LineEditor: Sendable {
         case 0x03: // Ctrl-C
             buffer = []
             overflowed = false
-            tainted = false
             historyIndex = nil
             return (Array("^C\r\n".utf8), .cancelled)
         case 0x04: // Ctrl-D: the end of input at an empty line, else nothing
-            return buffer.isEmpty && !overflowed && !tainted ? (Array("\r\n".utf8), .endOfInput) : ([0x07], nil)
+            return buffer.isEmpty && !overflowed ? (Array("\r\n".utf8), .endOfInput) : ([0x07], nil)
         case 0x15: // Ctrl-U: the whole line goes, noise and all
             overflowed = false
-            tainted = false
             return (replace(with: []), nil)
         case 0x08, 0x7F: // backspace, delete
             guard !buffer.isEmpty else { return ([0x07], nil) }
@@ -89,20 +84,26 @@ public struct LineEditor: Sendable {
             }
             buffer.append(byte)
             return ([byte], nil)
+        // A stray control byte (a key pressed by mistake) is ignored alone: the line goes on,
+        // and it runs as typed. Noise from a mis-set baud rate is bytes that are not UTF-8,
+        // which drop the whole line at its end.
         case 0x00:
-            tainted = true
-            return ([], .discarded("NUL byte ignored"))
+            return ([0x07], .discarded("NUL byte ignored"))
         default:
-            tainted = true
-            return ([], .discarded("control byte 0x\(String(byte, radix: 16)) ignored"))
+            return ([0x07], .discarded("control byte 0x\(String(byte, radix: 16)) ignored"))
         }
     }
 
-    /// Up, down, and anything else a terminal sends after ESC (ignored).
+    /// Up, down, and anything else a terminal sends after ESC (ignored). A lone ESC followed
+    /// by text (Escape pressed by mistake) drops only the ESC: the text is typed as usual.
     private mutating func handleEscape(_ byte: UInt8) -> (echo: [UInt8], event: Event?) {
         escape.append(byte)
         if escape.count == 1 { return ([], nil) }
-        if escape.count == 2 { return escape[1] == 0x5B || escape[1] == 0x4F ? ([], nil) : reset() }
+        if escape.count == 2 && escape[1] != 0x5B && escape[1] != 0x4F {
+            escape = []
+            return feed(byte)
+        }
+        if escape.count == 2 { return ([], nil) }
         guard (0x40...0x7E).contains(byte) else {
             return escape.count > 8 ? reset() : ([], nil)
         }

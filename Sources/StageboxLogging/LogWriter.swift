@@ -26,6 +26,9 @@ public final class LogWriter: Sendable {
     private let finished = Atomic<Bool>(false)
     /// Lines dropped since the start, for reports.
     public let droppedTotal = Atomic<Int>(0)
+    /// Where lines go instead of `output` while set: a console on the same terminal shows them
+    /// above its prompt. Called on the writer thread, one line at a time.
+    private let sink = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     public init(output: Int32 = 2, capacity: Int = 1024) {
         self.output = output
@@ -49,6 +52,11 @@ public final class LogWriter: Sendable {
         }
         if queued { wakeup.post() } else { droppedTotal.add(1, ordering: .relaxed) }
         return queued
+    }
+
+    /// Sends lines to `sink` from now on instead of the output (nil: to the output again).
+    public func redirect(to sink: (@Sendable (String) -> Void)?) {
+        self.sink.withLock { $0 = sink }
     }
 
     /// Lines waiting to be written.
@@ -76,15 +84,19 @@ public final class LogWriter: Sendable {
                     return (q.lines.popFirst(), d, q.stopping)
                 }
                 if dropped > 0 {
-                    put("stagebox: \(dropped) log line\(dropped == 1 ? " was" : "s were") dropped: the log output did not drain\n")
+                    deliver("stagebox: \(dropped) log line\(dropped == 1 ? " was" : "s were") dropped: the log output did not drain")
                 }
                 guard let line else {
                     if stop { return }
                     break
                 }
-                put(line + "\n")
+                deliver(line)
             }
         }
+    }
+
+    private func deliver(_ line: String) {
+        if let sink = sink.withLock({ $0 }) { sink(line) } else { put(line + "\n") }
     }
 
     /// Writes all of `text`, however long the descriptor makes us wait (this thread may wait).

@@ -12,6 +12,12 @@ import StageboxConsole
 import StageboxWatchdog
 import StageboxRealtime
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
@@ -95,7 +101,10 @@ struct RunCommand: ParsableCommand {
         server?.consoleHandler.withLock {
             $0 = .init(execute: { shell.run($0) }, complete: { shell.completions(for: $0) })
         }
-        defer { console?.stop() }
+        defer {
+            Log.writer.redirect(to: nil)
+            console?.stop()
+        }
         do {
             try DriverSupervisor(driver: driver, logger: logger).run { tick(control, events, watchdog) }
         } catch {
@@ -128,14 +137,21 @@ struct RunCommand: ParsableCommand {
             // The terminal stagebox was started from: Ctrl-C, Ctrl-D, exit and quit stop it there.
             let runner = ConsoleRunner(console: console, input: 0, output: 1, rawTerminal: isatty(0) == 1,
                                        quit: { StopSignals.requestStop() })
-            runner.start()
+            do {
+                try runner.start()
+            } catch {
+                logger.error("console: \(error); running without a console")
+                return nil
+            }
+            // The log on the same terminal goes above the prompt, never into the typed line.
+            if Self.sameTerminal(1, 2) { Log.writer.redirect { runner.printAbove($0) } }
             return runner
         default:
             do {
                 let port = try SerialPort(path: device, baud: section.baud)
                 let runner = ConsoleRunner(console: console, input: port.descriptor, output: port.descriptor)
                 SerialPorts.keep(port)
-                runner.start()
+                try runner.start()
                 logger.info("console on \(device) at \(section.baud) baud")
                 return runner
             } catch {
@@ -143,6 +159,13 @@ struct RunCommand: ParsableCommand {
                 return nil
             }
         }
+    }
+
+    /// Whether two descriptors are the same terminal (stdout and stderr in one window).
+    static func sameTerminal(_ a: Int32, _ b: Int32) -> Bool {
+        var sa = stat(), sb = stat()
+        guard isatty(a) == 1, isatty(b) == 1, fstat(a, &sa) == 0, fstat(b, &sb) == 0 else { return false }
+        return sa.st_rdev == sb.st_rdev
     }
 
     /// Opens the watchdog the configuration names (and systemd's, when it started us). A

@@ -49,7 +49,7 @@ import Musl
         let (master, slave) = pty()
         defer { close(master); close(slave) }
         let runner = ConsoleRunner(console: Console(context: board), input: slave, output: slave)
-        runner.start()
+        try runner.start()
         defer { runner.stop() }
         _ = read(master, until: "stagebox> ")
         type(master, "stat\u{3}")
@@ -71,7 +71,7 @@ import Musl
         let stopped = Flag()
         let runner = ConsoleRunner(console: Console(context: board), input: slave, output: slave,
                                    quit: { stopped.raised.store(true, ordering: .relaxed) })
-        runner.start()
+        try runner.start()
         defer { runner.stop() }
         _ = read(master, until: "stagebox> ")
         type(master, keys)

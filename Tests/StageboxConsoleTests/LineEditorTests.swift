@@ -91,8 +91,10 @@ import Testing
         let (_, events) = type(&e, "\u{0}\u{1}\u{2}")
         #expect(events == [.discarded("NUL byte ignored"), .discarded("control byte 0x1 ignored"),
                            .discarded("control byte 0x2 ignored")])
-        #expect(type(&e, "ok\r").1 == [.discarded("line with bytes that are not text ignored")],
-                "a line that had noise in it is dropped, not run")
+        #expect(type(&e, "ok\r").1 == [.line("ok")], "a stray control byte never swallows the line after it")
+        #expect(type(&e, "st\u{1}at\u{0}us\r").1 == [.discarded("control byte 0x1 ignored"), .discarded("NUL byte ignored"),
+                                                     .line("status")], "nor the line it lands in")
+        #expect(type(&e, "\u{1B}status\r").1 == [.line("status")], "a lone Escape drops only itself")
         // Bytes that are not UTF-8 (a mis-set baud rate) make the line be dropped too.
         _ = e.feed(0xFF)
         _ = e.feed(0xFE)

@@ -45,7 +45,7 @@ import Musl
     }
 
     /// `stagebox run --simulate` with its stdin and stdout on a new pty; returns it and the master.
-    private func runOnPty(_ s: Scratch) throws -> (Process, Int32) {
+    private func runOnPty(_ s: Scratch, logOnPty: Bool = false) throws -> (Process, Int32) {
         let config = try s.write("sim.toml", "[audio]\nrt_priority = 0\n\n[bus]\nsocket = \"\(s.path("bus.sock"))\"\n")
         let (master, slave) = try openPty()
         let process = Process()
@@ -53,7 +53,7 @@ import Musl
         process.arguments = ["run", "--simulate", "--config", config]
         process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
         process.standardOutput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
-        process.standardError = Pipe()
+        process.standardError = logOnPty ? FileHandle(fileDescriptor: slave, closeOnDealloc: false) : Pipe()
         try process.run()
         close(slave)
         return (process, master)
@@ -99,6 +99,43 @@ import Musl
         screen = ""
         type(master, "\u{15}status\r")
         #expect(read(master, until: "driver      simulated", into: &screen), "after noise: \(screen.suffix(300))")
+    }
+
+    /// The log on the same terminal is shown above the prompt, and what was being typed is
+    /// drawn again below it: a log line never lands inside the typed line.
+    @Test func logLinesGoAboveThePrompt() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let (process, master) = try runOnPty(s, logOnPty: true)
+        defer { close(master) }
+        defer { if process.isRunning { process.interrupt(); process.waitUntilExit() } }
+        var screen = ""
+        #expect(read(master, until: "stagebox> ", into: &screen), "a prompt: \(screen)")
+        usleep(300_000)
+        type(master, "sta")
+        #expect(read(master, until: "sta", into: &screen))
+        screen = ""
+        // A client comes and goes: the board logs it.
+        let ports = try StageboxProcess.run(["ports", "--socket", s.path("bus.sock")])
+        #expect(ports.status == 0, "\(ports.stderr)")
+        #expect(read(master, until: "left", into: &screen), "\(screen)")
+        #expect(read(master, until: "left: \r\nstagebox> sta", into: &screen) || screen.hasSuffix("stagebox> sta"),
+                "the typed line drawn again under the log: \(screen.debugDescription)")
+        // What a terminal shows on each line: a carriage return starts it over (the pty turns
+        // "\n" into "\r\n", so a line may end in "\r\r").
+        // Split on bytes: "\r\n" is one Character to Swift.
+        let lines = Array(screen.utf8).split(separator: 0x0A).map { line in
+            let shown = line.split(separator: 0x0D).last ?? []
+            return String(decoding: shown, as: UTF8.self).replacingOccurrences(of: "\u{1B}[K", with: "")
+        }
+        #expect(lines.contains { $0.contains("bus: hello from") }, "\(lines)")
+        for line in lines where line.contains("bus: ") {
+            #expect(!line.contains("stagebox> "), "a log line inside the prompt: \(line.debugDescription)")
+        }
+        #expect(screen.contains("\r\u{1B}[K"), "the input line is cleared before a log line")
+        screen = ""
+        type(master, "tus\r")
+        #expect(read(master, until: "clients     0", into: &screen), "the typed line survived: \(screen)")
     }
 
     /// The README's first command, as a person ends it: Ctrl-C at the prompt stops the board
