@@ -89,7 +89,7 @@ final class AgoraHandle {
     var sinkName: UnsafeMutablePointer<CChar>?
     var observer: CPlaybackObserver?
     init(_ agora: AgoraExternalAudio) { self.agora = agora }
-    deinit { agora.setPlaybackAudioFrameObserver(nil); free(sourceName); free(sinkName) }
+    deinit { try? agora.setPlaybackAudioFrameObserver(nil); free(sourceName); free(sinkName) }
 }
 
 /// Forwards Agora playback frames to a C function.
@@ -154,7 +154,10 @@ public func stagebox_agora_set_playback_observer(
     guard let agora else { return -1 }
     let h = borrow(agora, as: AgoraHandle.self)
     h.observer = function.map { CPlaybackObserver(function: $0, context: context) }
-    h.agora.setPlaybackAudioFrameObserver(h.observer)
+    do { try h.agora.setPlaybackAudioFrameObserver(h.observer) } catch {
+        h.observer = nil
+        return -1
+    }
     return 0
 }
 

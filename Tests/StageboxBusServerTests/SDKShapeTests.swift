@@ -28,7 +28,7 @@ extension BusTests {
             try client.connect(from: device.captureBusName!, to: agora.sinkPort!.name)
             try client.connect(from: device.captureBusName!, to: device.renderBusName!)
             let observer = CountingObserver()
-            agora.setPlaybackAudioFrameObserver(observer)
+            try agora.setPlaybackAudioFrameObserver(observer)
 
             // Capture a 1 kHz tone at half scale, 10 ms at a time, for half a second.
             var phase = 0.0
@@ -38,7 +38,7 @@ extension BusTests {
                 block.withUnsafeBufferPointer { #expect(device.writeCaptureData($0.baseAddress!, count: 480) == 480) }
                 usleep(10_000)
             }
-            agora.setPlaybackAudioFrameObserver(nil)
+            try agora.setPlaybackAudioFrameObserver(nil)
             #expect(observer.frames > 4000, "the observer got 10 ms frames at 16 kHz")
             #expect(observer.peak > 14000 && observer.peak < 18000, "the tone arrived at its level (peak \(observer.peak))")
 
