@@ -39,6 +39,9 @@ public struct BusServerError: Error, Sendable, CustomStringConvertible {
 /// client sends is checked before anything is done with it: a bad message gets an error
 /// answer, a broken stream a disconnect, and neither stops the audio.
 public final class BusServer: @unchecked Sendable {
+    // @unchecked: `listener` and `thread` change only in start and stop, before the server thread
+    // starts and after it is joined; `sessions` belongs to the server thread; what other threads
+    // touch is behind a Mutex or atomic.
     public let settings: BusServerSettings
     let engine: Engine
     let triggers: TriggerBoard

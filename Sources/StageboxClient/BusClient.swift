@@ -17,6 +17,8 @@ import StageboxRealtime
 /// try bus.connect(from: "codec.in", to: mic.name)
 /// ```
 public final class BusClient: @unchecked Sendable {
+    // @unchecked: `refresher` is set in init and only read after (by close); the rest is
+    // immutable, atomic or behind a Mutex.
     public static let defaultSocketPath = "/run/stagebox/bus.sock"
 
     public let connection: BusConnection

@@ -35,6 +35,8 @@ public enum BusClientError: Error, Sendable, Equatable, CustomStringConvertible 
 /// server pushes. A reader thread takes everything the server sends; requests wait for their
 /// own answer.
 public final class BusConnection: @unchecked Sendable {
+    // @unchecked: the welcome's figures and `reader` are set in init and only read after; the
+    // answers and handlers are behind a Mutex, the flags atomic, and sends hold `sendLock`.
     public let socketPath: String
     public let clientName: String
     /// The bus's sample rate and period, from the server's welcome.

@@ -13,6 +13,8 @@ import StageboxRealtime
 /// hands it back within the deadline (Audiobus's `ABAudioFilterPort`). The processing runs on
 /// the port's own thread; a program that misses the deadline is bypassed, never waited for.
 public final class FilterPort: @unchecked Sendable {
+    // @unchecked: `thread` is set in init and joined by stop; the processing state is the port
+    // thread's own; `running` is atomic and the rest immutable.
     public typealias Process = @Sendable (_ samples: UnsafeMutablePointer<Float>, _ frames: Int, _ timestamp: FrameTimestamp) -> Void
 
     public let name: String

@@ -94,6 +94,8 @@ final class AgoraHandle {
 
 /// Forwards Agora playback frames to a C function.
 final class CPlaybackObserver: AgoraAudioFrameObserver, @unchecked Sendable {
+    // @unchecked: an immutable C function and the context its caller gave for it, to be called
+    // on the observer thread (as the header says).
     let function: @convention(c) (UnsafePointer<Int16>?, Int32, Int32, Int32, Int64, UnsafeMutableRawPointer?) -> Int32
     let context: UnsafeMutableRawPointer?
 

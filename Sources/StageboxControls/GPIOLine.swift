@@ -28,6 +28,8 @@ public struct GPIOError: Error, Sendable, CustomStringConvertible {
 
 /// One line of a GPIO chip through the character device (libgpiod 1.6), never sysfs.
 public final class GPIOLine: @unchecked Sendable {
+    // @unchecked: the chip and line handles are immutable pointers; a line is driven or watched
+    // by one thread at a time (libgpiod's handles are not for concurrent calls).
     public enum Edge: Sendable, Equatable { case rising, falling }
 
     public let chipName: String

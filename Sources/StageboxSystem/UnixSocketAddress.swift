@@ -1,4 +1,3 @@
-import CLinux
 import SystemPackage
 
 #if canImport(Glibc)

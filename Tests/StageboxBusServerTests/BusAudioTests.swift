@@ -142,7 +142,7 @@ extension BusTests {
 }
 
 /// Keeps senders fed with constants, paced by the bus, on a thread of its own.
-final class Feeder: @unchecked Sendable {
+final class Feeder: Sendable {
     private let box = StopBox()
     private let finished = DispatchSemaphore(value: 0)
 

@@ -3,6 +3,7 @@ import StageboxClient
 import Testing
 
 final class CountingObserver: AgoraAudioFrameObserver, @unchecked Sendable {
+    // @unchecked: written by the observer thread only, read once the observer is removed (joined).
     var frames = 0
     var peak: Int16 = 0
     func onPlaybackAudioFrame(_ frame: AgoraAudioFrame) -> Bool {
