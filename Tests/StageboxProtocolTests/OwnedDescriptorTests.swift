@@ -34,7 +34,12 @@ private func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) != -1 }
 
     @Test func descriptorsAttachedToAMessageArriveOwned() throws {
         var pair: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        #if canImport(Musl)
+        let stream = SOCK_STREAM // a plain macro in musl, an enum constant in glibc
+        #else
+        let stream = Int32(SOCK_STREAM.rawValue)
+        #endif
+        #expect(socketpair(AF_UNIX, stream, 0, &pair) == 0)
         let (a, b) = (FileDescriptor(rawValue: pair[0]), FileDescriptor(rawValue: pair[1]))
         defer { try? a.close(); try? b.close() }
         let attached = try FileDescriptor.open("/dev/null", .readOnly)
