@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // System libraries: alsa-lib, libgpiod 1.6, libsndfile.
@@ -25,8 +26,13 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
 
+        // Descriptors, errors (an errno in words with what failed and where) and Unix-socket
+        // addresses over swift-system, for every module that makes system calls.
+        .target(name: "StageboxSystem", dependencies: [
+            "CLinux", .product(name: "SystemPackage", package: "swift-system"),
+        ]),
         // Lock-free queues, snapshots and statistics shared by the audio thread and the rest.
-        .target(name: "StageboxRealtime"),
+        .target(name: "StageboxRealtime", dependencies: ["StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         // Numbers and table columns as text, for the console, the commands and the logs.
         .target(name: "StageboxFormatting"),
         // The TOML configuration: model, defaults, validation with FILE:LINE errors.
@@ -46,29 +52,35 @@ let package = Package(
         ]),
         // The bus protocol shared by server and clients: messages, framing, shared-memory rings.
         .target(name: "StageboxProtocol", dependencies: [
-            "CLinux", .product(name: "Atomics", package: "swift-atomics"),
+            "CLinux", "StageboxSystem", .product(name: "Atomics", package: "swift-atomics"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The server side of the client bus: client ports on the audio thread.
         .target(name: "StageboxBusServer", dependencies: [
-            "StageboxEngine", "StageboxProtocol", "StageboxControls", "StageboxRealtime", "CLinux",
-            .product(name: "Logging", package: "swift-log"),
+            "StageboxEngine", "StageboxProtocol", "StageboxControls", "StageboxRealtime", "StageboxSystem", "CLinux",
+            .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The client library (Swift): usable without the rest of Stagebox.
-        .target(name: "StageboxClient", dependencies: ["StageboxProtocol", "StageboxRealtime", "CLinux", "CSampleRate"]),
+        .target(name: "StageboxClient", dependencies: [
+            "StageboxProtocol", "StageboxRealtime", "StageboxSystem", "CLinux", "CSampleRate", .product(name: "SystemPackage", package: "swift-system"),
+        ]),
         // The C client library's implementation (the header is include/stagebox_client.h).
         .target(name: "StageboxClientC", dependencies: ["StageboxClient"]),
         // Buttons, LEDs and triggers.
-        .target(name: "StageboxControls", dependencies: ["CGPIOD"]),
+        .target(name: "StageboxControls", dependencies: ["CGPIOD", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         // The watchdog and the audio lifecycle.
-        .target(name: "StageboxWatchdog", dependencies: ["CLinux", "StageboxRealtime", "StageboxFormatting"]),
+        .target(name: "StageboxWatchdog", dependencies: [
+            "CLinux", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
+        ]),
         // Stagebox's own log: a bounded queue to a writer thread (nothing that logs waits on the
         // output), and the last lines in memory for the console.
         .target(name: "StageboxLogging", dependencies: [
-            "StageboxRealtime", .product(name: "Logging", package: "swift-log"),
-            .product(name: "DequeModule", package: "swift-collections"),
+            "StageboxRealtime", "StageboxSystem", .product(name: "Logging", package: "swift-log"),
+            .product(name: "DequeModule", package: "swift-collections"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The serial console.
-        .target(name: "StageboxConsole", dependencies: ["StageboxEngine", "StageboxControls", "StageboxRealtime", "StageboxFormatting"]),
+        .target(name: "StageboxConsole", dependencies: [
+            "StageboxEngine", "StageboxControls", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
+        ]),
         // The executable that wires everything together.
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
@@ -80,14 +92,15 @@ let package = Package(
 
         // Helpers shared by the test targets.
         .target(name: "StageboxTestSupport", path: "Tests/StageboxTestSupport"),
-        .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime"]),
+        .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
-        .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "CLinux"]),
+        .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine"]),
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),
-        .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol"]),
-        .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient"]),
+        .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
+        .testTarget(name: "StageboxSystemTests", dependencies: ["StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
+        .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient", "StageboxSystem"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxDriversTests", dependencies: [
             "StageboxDrivers", "CALSA", "StageboxAudioFiles", "StageboxTestSupport",

@@ -101,7 +101,8 @@ int stagebox_agora_enable_external_audio_sink(stagebox_agora *agora, int sample_
 int stagebox_agora_pull_playback_audio_frame(stagebox_agora *agora, void *data, int length_in_bytes);
 typedef int (*stagebox_playback_frame_fn)(const int16_t *samples, int samples_per_channel, int channels,
                                           int sample_rate, int64_t render_time_ms, void *context);
-/* Registers (or with NULL removes) the playback observer: called every 10 ms on its own thread. */
+/* Registers (or with NULL removes) the playback observer: called every 10 ms on its own thread.
+   0, or -1 when that thread cannot start (then no observer is registered). */
 int stagebox_agora_set_playback_observer(stagebox_agora *agora, stagebox_playback_frame_fn fn, void *context);
 const char *stagebox_agora_source_port(const stagebox_agora *agora);
 const char *stagebox_agora_sink_port(const stagebox_agora *agora);

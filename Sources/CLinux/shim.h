@@ -1,7 +1,10 @@
 #ifndef STAGEBOX_CLINUX_SHIM_H
 #define STAGEBOX_CLINUX_SHIM_H
-/* Linux calls that Swift cannot reach directly: ppoll (hidden behind _GNU_SOURCE), memfd_create,
-   and the CMSG macros for passing descriptors over a Unix socket. */
+/* What swift-system (FileDescriptor, Errno) does not cover and Swift cannot reach directly:
+   ppoll (hidden behind _GNU_SOURCE), memfd_create and its seals, eventfd, Unix sockets with the
+   flags spelled once for glibc and musl, the CMSG macros for passing descriptors (SCM_RIGHTS),
+   SO_PEERCRED, accept4, the watchdog's ioctl and the pseudo-terminal calls the tests use.
+   Nothing here retries on EINTR: the Swift side does that in one place (retryingOnInterrupt). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -99,9 +102,7 @@ static inline ssize_t stagebox_send_with_fds(int sock, const void *buf, size_t l
         c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
         memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
     }
-    ssize_t n;
-    do { n = sendmsg(sock, &msg, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
-    return n;
+    return sendmsg(sock, &msg, MSG_NOSIGNAL);
 }
 
 /* Receives up to len bytes; descriptors that came along are stored in fds (at most max_fds,
@@ -115,8 +116,7 @@ static inline ssize_t stagebox_recv_with_fds(int sock, void *buf, size_t len, in
     msg.msg_iovlen = 1;
     msg.msg_control = control.bytes;
     msg.msg_controllen = sizeof control.bytes;
-    ssize_t n;
-    do { n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC); } while (n < 0 && errno == EINTR);
+    ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
     *nfds = 0;
     if (n < 0) return n;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {

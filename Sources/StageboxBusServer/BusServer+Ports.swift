@@ -49,18 +49,17 @@ extension BusServer {
         publish()
         let info = PortInfo(name: full, title: request.title, kind: request.kind, channels: request.channels,
                             muted: false, owner: client)
+        // The client's ends stay owned here until the reply is sent; they close when `wakes` goes.
         reply(session, id, .portCreated(info, ringFrames: ringFrames),
-              fds: rings.map(\.fileDescriptor) + wakes.map(\.raw))
+              fds: rings.map(\.fileDescriptor) + wakes.compactMap(\.descriptor))
+        withExtendedLifetime(wakes) {}
     }
 
     /// The audio-thread side of a client port with its rings, and the client's ends of its
     /// wakeups, in the order the client receives their descriptors.
     private func makeProcessor(_ request: PortRequest, name: String, counters: ClientPortCounters) throws(RingError)
         -> (PortProcessor, [SharedRing], [OwnedDescriptor]) {
-        func wakeup() throws(RingError) -> (Wakeup, OwnedDescriptor) {
-            let (mine, theirs) = try Wakeup.pair()
-            return (mine, OwnedDescriptor(theirs))
-        }
+        func wakeup() throws(RingError) -> (Wakeup, OwnedDescriptor) { try Wakeup.pair() }
         let frames = ringFrames
         switch request.kind {
         case .sender:

@@ -3,7 +3,9 @@ import Logging
 import StageboxEngine
 import StageboxControls
 import StageboxProtocol
+import StageboxSystem
 import Synchronization
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -12,14 +14,21 @@ import Musl
 #endif
 import StageboxRealtime
 
-/// Why the bus server could not start.
+/// Why the bus server could not start: names the socket path, what was being done, and the
+/// system's reason in words when there is one.
 public struct BusServerError: Error, Sendable, CustomStringConvertible {
     public var path: String
     public var what: String
-    public var code: Int32
+    public var errno: Errno?
+
+    public init(path: String, what: String, errno: Errno? = nil) {
+        self.path = path
+        self.what = what
+        self.errno = errno
+    }
 
     public var description: String {
-        "bus socket \(path): \(what)" + (code != 0 ? ": \(String(cString: strerror(code)))" : "")
+        "bus socket \(path): \(what)" + (errno.map { ": \($0)" } ?? "")
     }
 }
 
@@ -30,13 +39,16 @@ public struct BusServerError: Error, Sendable, CustomStringConvertible {
 /// client sends is checked before anything is done with it: a bad message gets an error
 /// answer, a broken stream a disconnect, and neither stops the audio.
 public final class BusServer: @unchecked Sendable {
+    // @unchecked: `listener` and `thread` change only in start and stop, before the server thread
+    // starts and after it is joined; `sessions` belongs to the server thread; what other threads
+    // touch is behind a Mutex or atomic.
     public let settings: BusServerSettings
     let engine: Engine
     let triggers: TriggerBoard
     let logger: Logger
     let serverVersion: String
     let period: Int
-    private var listener: Int32 = -1
+    private var listener: FileDescriptor?
     private let wake: EventFD
     private var thread: PosixThread?
     private let stopping = Atomic<Bool>(false)
@@ -69,7 +81,7 @@ public final class BusServer: @unchecked Sendable {
         self.serverVersion = serverVersion
         self.period = period
         do { wake = try EventFD() } catch {
-            throw BusServerError(path: settings.socketPath, what: "eventfd", code: errno)
+            throw BusServerError(path: settings.socketPath, what: "\(error)")
         }
     }
 
@@ -89,23 +101,35 @@ public final class BusServer: @unchecked Sendable {
         let path = settings.socketPath
         try Self.prepareDirectory(of: path)
         try Self.removeStaleSocket(at: path)
-        let fd = stagebox_unix_stream_socket(1)
-        guard fd >= 0 else { throw BusServerError(path: path, what: "socket", code: errno) }
-        var address = try Self.address(path)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        let address = try Self.address(path)
+        let fd: FileDescriptor
+        do { fd = try UnixSocket.stream(nonBlocking: true) } catch {
+            throw BusServerError(path: path, what: "making a socket", errno: error)
         }
-        guard bound == 0 else { let e = errno; close(fd); throw BusServerError(path: path, what: "bind", code: e) }
-        chmod(path, 0o660)
-        if let gid = Self.groupID(named: "audio") { chown(path, uid_t.max, gid) }
-        guard listen(fd, 16) == 0 else { let e = errno; close(fd); throw BusServerError(path: path, what: "listen", code: e) }
+        do throws(Errno) {
+            try address.bind(fd)
+            chmod(path, 0o660)
+            if let gid = Self.groupID(named: "audio") { chown(path, uid_t.max, gid) }
+            guard listen(fd.rawValue, 16) == 0 else { throw Errno.last }
+        } catch {
+            try? fd.close()
+            throw BusServerError(path: path, what: "binding and listening", errno: error)
+        }
         listener = fd
         triggers.onChange { [weak self] name, state in
             self?.post(.triggerChanged(name: name, state: state.rawValue))
         }
         // Every change is announced from the engine's own change path, whoever made it.
         engine.onChange { [weak self] change in self?.post(BusEvent(change)) }
-        thread = try? PosixThread.start { self.serve() }.get()
+        do throws(SystemCallError) {
+            thread = try PosixThread.start(named: "the bus server") { self.serve() }.get()
+        } catch {
+            // Nobody would serve the socket: take it away again.
+            listener = nil
+            try? fd.close()
+            unlink(path)
+            throw BusServerError(path: path, what: "\(error)")
+        }
         logger.info("bus: listening on \(path)")
     }
 
@@ -115,7 +139,8 @@ public final class BusServer: @unchecked Sendable {
         wake.signal()
         thread?.join()
         thread = nil
-        close(listener)
+        try? listener?.close()
+        listener = nil
         unlink(settings.socketPath)
     }
 
@@ -143,7 +168,7 @@ public final class BusServer: @unchecked Sendable {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
         let dir = String(path[..<slash])
         if access(dir, F_OK) != 0 && mkdir(dir, 0o755) != 0 && errno != EEXIST {
-            throw BusServerError(path: path, what: "creating \(dir)", code: errno)
+            throw BusServerError(path: path, what: "creating its directory \(dir)", errno: .last)
         }
     }
 
@@ -151,39 +176,34 @@ public final class BusServer: @unchecked Sendable {
     /// stagebox running, and we refuse to take its place.
     private static func removeStaleSocket(at path: String) throws(BusServerError) {
         guard access(path, F_OK) == 0 else { return }
-        let probe = stagebox_unix_stream_socket(0)
-        defer { close(probe) }
-        var address = try address(path)
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        let address = try address(path)
+        let probe: FileDescriptor
+        do { probe = try UnixSocket.stream(nonBlocking: false) } catch {
+            throw BusServerError(path: path, what: "making a socket to probe it", errno: error)
         }
-        if rc == 0 { throw BusServerError(path: path, what: "another stagebox is already serving it", code: 0) }
+        defer { try? probe.close() }
+        if (try? address.connect(probe)) != nil {
+            throw BusServerError(path: path, what: "another stagebox is already serving it")
+        }
         unlink(path)
     }
 
-    static func address(_ path: String) throws(BusServerError) -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw BusServerError(path: path, what: "path longer than \(MemoryLayout.size(ofValue: address.sun_path) - 1) bytes", code: 0)
+    static func address(_ path: String) throws(BusServerError) -> UnixSocketAddress {
+        do { return try UnixSocketAddress(path: path) } catch {
+            throw BusServerError(path: path, what: "\(error)")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return address
     }
 
     // MARK: The server thread
 
     private func serve() {
+        guard let listener else { return }
         var buffer = [UInt8](repeating: 0, count: 65536)
         while !stopping.load(ordering: .relaxed) {
-            var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wake.descriptor.rawValue, events: Int16(POLLIN), revents: 0)]
             let polled = sessions
-            fds += polled.map { pollfd(fd: $0.socket, events: Int16(POLLIN), revents: 0) }
+            fds += polled.map { pollfd(fd: $0.socket.rawValue, events: Int16(POLLIN), revents: 0) }
             let rc = poll(&fds, nfds_t(fds.count), 100)
             engine.collect()
             disconnectFaultedClients()
@@ -197,16 +217,16 @@ public final class BusServer: @unchecked Sendable {
             for (i, session) in polled.enumerated() where fds[i + 2].revents != 0 {
                 if sessions.contains(where: { $0 === session }) { receive(session, into: &buffer) }
             }
-            if fds[0].revents & Int16(POLLIN) != 0 { accept() }
+            if fds[0].revents & Int16(POLLIN) != 0 { accept(listener) }
         }
         broadcast(.serverStopping)
         for session in sessions { end(session, reason: "server stopping") }
     }
 
-    private func accept() {
-        let fd = stagebox_accept(listener)
+    private func accept(_ listener: FileDescriptor) {
+        let fd = stagebox_accept(listener.rawValue)
         guard fd >= 0 else { return }
-        let session = ClientSession(socket: fd)
+        let session = ClientSession(socket: FileDescriptor(rawValue: fd))
         if sessions.count >= settings.maxClients {
             _ = session.send(ServerMessage.error(.limit, "the bus has its maximum of \(settings.maxClients) clients")
                 .encoded(requestID: 0))
@@ -218,18 +238,17 @@ public final class BusServer: @unchecked Sendable {
     }
 
     private func receive(_ session: ClientSession, into buffer: inout [UInt8]) {
-        var fds = [Int32](repeating: -1, count: 8)
-        var count: Int32 = 0
-        let n = buffer.withUnsafeMutableBytes { raw in
-            fds.withUnsafeMutableBufferPointer { stagebox_recv_with_fds(session.socket, raw.baseAddress, raw.count, $0.baseAddress, 8, &count) }
+        // Clients have no reason to send descriptors: any that came are closed with `received`.
+        let result = buffer.withUnsafeMutableBytes { raw in
+            Result { () throws(Errno) in try DescriptorPassing.receive(session.socket, into: raw) }
         }
-        // Clients have no reason to send descriptors; do not keep them.
-        for i in 0..<Int(count) { close(fds[i]) }
+        let n: Int
+        switch result {
+        case .success(let received): n = received.count
+        case .failure(.wouldBlock): return
+        case .failure(let error): return end(session, reason: "socket error: \(error)")
+        }
         if n == 0 { return end(session, reason: "disconnected") }
-        if n < 0 {
-            if errno == EAGAIN || errno == EINTR { return }
-            return end(session, reason: "socket error: \(String(cString: strerror(errno)))")
-        }
         session.inbound += buffer[0..<n]
         do throws(ProtocolError) {
             while let frame = try Frame.next(from: &session.inbound) {
@@ -251,7 +270,7 @@ public final class BusServer: @unchecked Sendable {
         }
     }
 
-    func reply(_ session: ClientSession, _ id: UInt32, _ message: ServerMessage, fds: [Int32] = []) {
+    func reply(_ session: ClientSession, _ id: UInt32, _ message: ServerMessage, fds: [FileDescriptor] = []) {
         if !session.send(message.encoded(requestID: id), fds: fds) {
             end(session, reason: "not reading its socket")
         }

@@ -23,6 +23,6 @@ public struct ClientPortRecord: Sendable {
 }
 
 /// Keeps a ring reachable from records without making them non-Sendable.
-struct SharedRingHandle: @unchecked Sendable {
+struct SharedRingHandle: Sendable {
     let ring: SharedRing
 }

@@ -1,3 +1,4 @@
+import StageboxSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -28,6 +29,9 @@ public protocol AgoraAudioFrameObserver: AnyObject, Sendable {
 /// The shape of Agora's external audio source and sink: push frames you captured, pull frames to
 /// play, or register an observer that is handed every playback frame.
 public final class AgoraExternalAudio: @unchecked Sendable {
+    // @unchecked: as with Agora's own object, one thread sets it up (enable…, set…Observer) and
+    // the audio calls follow; the observer thread reads only what is set before it starts and is
+    // joined before any of that changes.
     private let client: BusClient
     private var source: SenderPort?
     private var sink: ReceiverPort?
@@ -41,7 +45,7 @@ public final class AgoraExternalAudio: @unchecked Sendable {
         self.client = client
     }
 
-    deinit { setPlaybackAudioFrameObserver(nil) }
+    deinit { stopObserving() }
 
     /// Enables pushing frames (the source port `client.source`).
     public func enableExternalAudioSource(sampleRate: Int, channels: Int, portName: String = "source") throws(BusClientError) {
@@ -78,18 +82,27 @@ public final class AgoraExternalAudio: @unchecked Sendable {
     }
 
     /// Registers an observer handed every 10 ms of the sink's audio, paced by the bus, on a
-    /// thread of its own; nil unregisters it.
-    public func setPlaybackAudioFrameObserver(_ newObserver: AgoraAudioFrameObserver?) {
-        if observing.load(ordering: .relaxed) {
-            observing.store(false, ordering: .relaxed)
-            observerThread?.join()
-            observerThread = nil
-        }
+    /// thread of its own; nil unregisters it. Throws when that thread cannot start (then no
+    /// observer is registered).
+    public func setPlaybackAudioFrameObserver(_ newObserver: AgoraAudioFrameObserver?) throws(SystemCallError) {
+        stopObserving()
         observer = newObserver
         guard newObserver != nil, sink != nil else { return }
         observing.store(true, ordering: .relaxed)
-        // Unowned: stop() joins the thread before the object goes away.
-        observerThread = try? PosixThread.start { [unowned self] in self.observe() }.get()
+        do throws(SystemCallError) {
+            // Unowned: stopObserving() joins the thread before the object goes away.
+            observerThread = try PosixThread.start(named: "the Agora playback observer") { [unowned self] in self.observe() }.get()
+        } catch {
+            observing.store(false, ordering: .relaxed)
+            observer = nil
+            throw error
+        }
+    }
+
+    private func stopObserving() {
+        guard observing.exchange(false, ordering: .relaxed) else { return }
+        observerThread?.join()
+        observerThread = nil
     }
 
     private func observe() {

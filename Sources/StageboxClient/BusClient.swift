@@ -1,4 +1,5 @@
 import StageboxProtocol
+import StageboxSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -16,6 +17,9 @@ import StageboxRealtime
 /// try bus.connect(from: "codec.in", to: mic.name)
 /// ```
 public final class BusClient: @unchecked Sendable {
+    // @unchecked: `refresher` is set in init and only read after (by close); the rest is
+    // immutable, atomic or behind a Mutex.
+
     /// The socket `stagebox run` uses when nothing names one (`DefaultSocket`).
     public static var defaultSocketPath: String { DefaultSocket.path }
 
@@ -32,7 +36,13 @@ public final class BusClient: @unchecked Sendable {
     public init(name: String, socketPath: String = BusClient.defaultSocketPath) throws(BusClientError) {
         connection = try BusConnection(socketPath: socketPath, name: name)
         connection.onEvent { [weak self] event in self?.received(event) }
-        startRefresher()
+        do throws(SystemCallError) {
+            try startRefresher()
+        } catch {
+            // Without it the ports' connection state would never change: no client at all.
+            connection.disconnect()
+            throw .connection("\(error)")
+        }
     }
 
     deinit { close() }
@@ -86,7 +96,7 @@ public final class BusClient: @unchecked Sendable {
         return try FilterPort(client: self, info: info, fds: fds, process: process)
     }
 
-    private func createPort(_ request: PortRequest) throws(BusClientError) -> (PortInfo, [Int32]) {
+    private func createPort(_ request: PortRequest) throws(BusClientError) -> (PortInfo, [OwnedDescriptor]) {
         let (answer, fds) = try connection.request(.createPort(request))
         guard case let .portCreated(info, _) = answer else { throw .connection("unexpected answer: \(answer)") }
         ownPorts.withLock { $0[info.name] = PortState() }
@@ -164,9 +174,9 @@ public final class BusClient: @unchecked Sendable {
 
     /// Requests cannot be made from the reader thread (it delivers their answers), so a small
     /// thread of its own keeps the connection state fresh after events.
-    private func startRefresher() {
+    private func startRefresher() throws(SystemCallError) {
         // Weak: the refresher must not keep the client alive; it ends when the client closes.
-        refresher = try? PosixThread.start { [weak self] in
+        refresher = try PosixThread.start(named: "the bus client's refresher") { [weak self] in
             while let me = self, me.running.load(ordering: .relaxed) {
                 if me.refresh.exchange(false, ordering: .relaxed) { me.refreshConnections() }
                 usleep(5000)

@@ -1,6 +1,7 @@
-import CLinux
 import StageboxProtocol
+import StageboxSystem
 import Synchronization
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +13,7 @@ import StageboxRealtime
 /// Why talking to the bus failed.
 public enum BusClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No stagebox is listening at the socket path.
-    case notRunning(path: String, code: Int32)
+    case notRunning(path: String, errno: Errno)
     /// The server refused the request.
     case refused(BusErrorCode, String)
     /// The connection broke or the server sent something unexpected.
@@ -21,8 +22,8 @@ public enum BusClientError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public var description: String {
         switch self {
-        case let .notRunning(path, code):
-            return "no stagebox is running at \(path) (\(String(cString: strerror(code))))"
+        case let .notRunning(path, errno):
+            return "no stagebox is running at \(path) (\(errno))"
         case let .refused(_, message): return message
         case .connection(let why): return "connection to stagebox lost: \(why)"
         case .timeout: return "stagebox did not answer in time"
@@ -34,13 +35,15 @@ public enum BusClientError: Error, Sendable, Equatable, CustomStringConvertible 
 /// server pushes. A reader thread takes everything the server sends; requests wait for their
 /// own answer.
 public final class BusConnection: @unchecked Sendable {
+    // @unchecked: the welcome's figures and `reader` are set in init and only read after; the
+    // answers and handlers are behind a Mutex, the flags atomic, and sends hold `sendLock`.
     public let socketPath: String
     public let clientName: String
     /// The bus's sample rate and period, from the server's welcome.
     public private(set) var sampleRate = 0
     public private(set) var period = 0
     public private(set) var serverVersion = ""
-    private let fd: Int32
+    private let fd: FileDescriptor
     private var reader: PosixThread?
     private let nextID = Atomic<UInt32>(1)
     private let sendLock = Mutex<Void>(())
@@ -49,7 +52,7 @@ public final class BusConnection: @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
 
     private struct State {
-        var answers: [UInt32: (ServerMessage, [Int32])] = [:]
+        var answers: [UInt32: (ServerMessage, [OwnedDescriptor])] = [:]
         var eventHandlers: [@Sendable (BusEvent) -> Void] = []
         var failure: String?
     }
@@ -58,33 +61,28 @@ public final class BusConnection: @unchecked Sendable {
     public init(socketPath: String, name: String, timeoutSeconds: Double = 5) throws(BusClientError) {
         self.socketPath = socketPath
         self.clientName = name
-        fd = stagebox_unix_stream_socket(0)
-        guard fd >= 0 else { throw .connection("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(socketPath.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            throw .connection("socket path too long: \(socketPath)")
+        let address: UnixSocketAddress
+        do { address = try UnixSocketAddress(path: socketPath) } catch { throw .connection("\(error)") }
+        do { fd = try UnixSocket.stream(nonBlocking: false) } catch {
+            throw .connection("cannot make a socket to reach \(socketPath): \(error)")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes); $0[bytes.count] = 0 }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        do { try address.connect(fd) } catch {
+            try? fd.close()
+            throw .notRunning(path: socketPath, errno: error)
         }
-        guard rc == 0 else { let e = errno; close(fd); throw .notRunning(path: socketPath, code: e) }
-        startReader()
         let answer: ServerMessage
         do throws(BusClientError) {
+            try startReader()
             (answer, _) = try request(.hello(clientName: name, version: busProtocolVersion), timeoutSeconds: timeoutSeconds)
         } catch {
             // A failed init does not run deinit: stop the reader and close the socket here.
             disconnect()
-            close(fd)
+            try? fd.close()
             throw error
         }
         guard case let .welcome(version, rate, period, _) = answer else {
             disconnect()
-            close(fd)
+            try? fd.close()
             throw .connection("unexpected answer to hello: \(answer)")
         }
         serverVersion = version
@@ -94,19 +92,20 @@ public final class BusConnection: @unchecked Sendable {
 
     deinit {
         disconnect()
-        close(fd)
+        try? fd.close()
     }
 
     /// Closes the connection: the server removes this client's ports.
     public func disconnect() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
-        shutdown(fd, Int32(SHUT_RDWR))
+        shutdown(fd.rawValue, Int32(SHUT_RDWR))
         if let r = reader {
             // An event handler may drop the last reference to its client, and so call this on
             // the reader thread itself: that thread then ends on its own after the handler.
             r.joinOrDetach()
         }
-        for (_, fds) in state.withLock({ $0.answers.values }) { fds.forEach { close($0) } }
+        // Descriptors of answers nobody took close with them.
+        state.withLock { $0.answers = [:] }
     }
 
     /// Calls `handler` on the reader thread for every event the server pushes.
@@ -114,20 +113,24 @@ public final class BusConnection: @unchecked Sendable {
         state.withLock { $0.eventHandlers.append(handler) }
     }
 
-    /// Sends a request and waits for its answer (and the descriptors that came with it).
-    /// An `.error` answer throws `.refused`.
-    public func request(_ message: ClientMessage, timeoutSeconds: Double = 5) throws(BusClientError) -> (ServerMessage, [Int32]) {
+    /// Sends a request and waits for its answer (and the descriptors that came with it, closed
+    /// when the caller lets go of them unless taken). An `.error` answer throws `.refused`.
+    public func request(_ message: ClientMessage, timeoutSeconds: Double = 5) throws(BusClientError) -> (ServerMessage, [OwnedDescriptor]) {
         let id = nextID.add(1, ordering: .relaxed).oldValue
         let bytes = message.encoded(requestID: id)
         let sent = sendLock.withLock { _ in
-            bytes.withUnsafeBytes { stagebox_send_with_fds(fd, $0.baseAddress, $0.count, nil, 0) }
+            bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try DescriptorPassing.send(fd, raw) } }
         }
-        guard sent == bytes.count else { throw .connection("send: \(String(cString: strerror(errno)))") }
+        switch sent {
+        case .success(let n) where n == bytes.count: break
+        case .success(let n): throw .connection("sending a request to \(socketPath): sent \(n) of \(bytes.count) bytes")
+        case .failure(let error): throw .connection("sending a request to \(socketPath): \(error)")
+        }
         let deadline = monotonicSeconds() + timeoutSeconds
         while true {
             let (answer, failure) = state.withLock { s in (s.answers.removeValue(forKey: id), s.failure) }
             if let (message, fds) = answer {
-                if case let .error(code, text) = message { fds.forEach { close($0) }; throw .refused(code, text) }
+                if case let .error(code, text) = message { throw .refused(code, text) }
                 return (message, fds)
             }
             if let failure { throw .connection(failure) }
@@ -138,26 +141,34 @@ public final class BusConnection: @unchecked Sendable {
 
     /// The reader thread keeps the connection alive while it runs, so a handler that releases
     /// the last outside reference cannot pull the object from under it.
-    private func startReader() {
-        reader = try? PosixThread.start { self.readLoop() }.get()
+    private func startReader() throws(BusClientError) {
+        do throws(SystemCallError) {
+            reader = try PosixThread.start(named: "the bus connection's reader") { self.readLoop() }.get()
+        } catch {
+            throw .connection("\(error)")
+        }
     }
 
     private func readLoop() {
         var inbound: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
-        var pendingFDs: [Int32] = []
+        var pendingFDs: [OwnedDescriptor] = []
         while !closed.load(ordering: .relaxed) {
-            var fds = [Int32](repeating: -1, count: 8)
-            var count: Int32 = 0
-            let n = buffer.withUnsafeMutableBytes { raw in
-                fds.withUnsafeMutableBufferPointer { stagebox_recv_with_fds(fd, raw.baseAddress, raw.count, $0.baseAddress, 8, &count) }
+            let received = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in try DescriptorPassing.receive(fd, into: raw) }
             }
-            if n <= 0 {
-                let why = n == 0 ? "the server closed the connection" : String(cString: strerror(errno))
-                state.withLock { $0.failure = $0.failure ?? why }
+            let n: Int
+            switch received {
+            case .success(let r) where r.count > 0:
+                n = r.count
+                pendingFDs += r.descriptors
+            case .success:
+                state.withLock { $0.failure = $0.failure ?? "the server closed the connection" }
+                return
+            case .failure(let error):
+                state.withLock { $0.failure = $0.failure ?? "reading from \(self.socketPath): \(error)" }
                 return
             }
-            pendingFDs += fds.prefix(Int(count))
             inbound += buffer[0..<n]
             do throws(ProtocolError) {
                 while let frame = try Frame.next(from: &inbound) {
@@ -171,7 +182,7 @@ public final class BusConnection: @unchecked Sendable {
                         continue
                     }
                     // Descriptors travel with the portCreated answer, the only one that has them.
-                    var attached: [Int32] = []
+                    var attached: [OwnedDescriptor] = []
                     if case .portCreated = message { attached = pendingFDs; pendingFDs = [] }
                     state.withLock { $0.answers[frame.requestID] = (message, attached) }
                 }

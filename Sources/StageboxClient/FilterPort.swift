@@ -1,4 +1,5 @@
 import StageboxProtocol
+import StageboxSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,6 +13,8 @@ import StageboxRealtime
 /// hands it back within the deadline (Audiobus's `ABAudioFilterPort`). The processing runs on
 /// the port's own thread; a program that misses the deadline is bypassed, never waited for.
 public final class FilterPort: @unchecked Sendable {
+    // @unchecked: `thread` is set in init and joined by stop; the processing state is the port
+    // thread's own; `running` is atomic and the rest immutable.
     public typealias Process = @Sendable (_ samples: UnsafeMutablePointer<Float>, _ frames: Int, _ timestamp: FrameTimestamp) -> Void
 
     public let name: String
@@ -26,23 +29,30 @@ public final class FilterPort: @unchecked Sendable {
     private var thread: PosixThread?
     private weak var client: BusClient?
 
-    init(client: BusClient, info: PortInfo, fds: [Int32], process: @escaping Process) throws(BusClientError) {
-        guard fds.count == 4 else { fds.forEach { closeDescriptor($0) }; throw .connection("filter port came with \(fds.count) descriptors, not 4") }
-        do {
-            fromBus = try SharedRing.map(fileDescriptor: fds[0])
-            toBus = try SharedRing.map(fileDescriptor: fds[1])
+    /// On any failure the descriptors close with `fds`.
+    init(client: BusClient, info: PortInfo, fds: [OwnedDescriptor], process: @escaping Process) throws(BusClientError) {
+        guard fds.count == 4 else { throw .connection("filter port came with \(fds.count) descriptors, not 4") }
+        do throws(RingError) {
+            fromBus = try SharedRing.map(fds[0])
+            toBus = try SharedRing.map(fds[1])
         } catch {
-            fds.forEach { closeDescriptor($0) }
             throw .connection("cannot map the port's shared memory: \(error)")
         }
-        wakeMe = Wakeup(adopting: fds[2])
-        wakeBus = Wakeup(adopting: fds[3])
+        wakeMe = try adoptWakeup(fds[2])
+        wakeBus = try adoptWakeup(fds[3])
         name = info.name
         channels = info.channels
         period = client.period
         self.process = process
         self.client = client
-        start()
+        do throws(SystemCallError) {
+            // Unowned: the port joins the thread before it goes away.
+            thread = try PosixThread.start(named: "the filter port \(info.name)") { [unowned self] in self.loop() }.get()
+        } catch {
+            // Nothing would process: the port leaves the bus again (deinit removes it).
+            running.store(false, ordering: .relaxed)
+            throw .connection("\(error)")
+        }
     }
 
     deinit {
@@ -55,11 +65,6 @@ public final class FilterPort: @unchecked Sendable {
         guard running.exchange(false, ordering: .relaxed) else { return }
         wakeMe.signal()
         thread?.join()
-    }
-
-    private func start() {
-        // Unowned: the port joins the thread before it goes away.
-        thread = try? PosixThread.start { [unowned self] in self.loop() }.get()
     }
 
     private func loop() {

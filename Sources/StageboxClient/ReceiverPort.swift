@@ -3,8 +3,10 @@ import StageboxRealtime
 
 /// A receiver port: the program takes audio off the bus (Audiobus's `ABAudioReceiverPort`),
 /// the mix of everything connected to it, at the program's own rate and pace.
-public final class ReceiverPort: @unchecked Sendable {
-    // @unchecked: one program thread receives (as with any audio port); the rest is immutable or atomic.
+///
+/// Not Sendable: its converter, drift state, FIFO and scratch buffers belong to the one thread
+/// that receives (as with any audio port). A program hands the port to that thread once.
+public final class ReceiverPort {
     public let name: String
     public let channels: Int
     public let sampleRate: Int
@@ -25,7 +27,7 @@ public final class ReceiverPort: @unchecked Sendable {
     /// The timestamp of the bus block the last `receive` started in.
     public private(set) var lastTimestamp: FrameTimestamp?
 
-    init(client: BusClient, info: PortInfo, fds: [Int32], sampleRate: Int) throws(BusClientError) {
+    init(client: BusClient, info: PortInfo, fds: [OwnedDescriptor], sampleRate: Int) throws(BusClientError) {
         (ring, wake) = try mapRingAndWake(fds, port: "receiver")
         name = info.name
         channels = info.channels

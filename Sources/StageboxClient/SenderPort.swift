@@ -6,8 +6,11 @@ import StageboxRealtime
 /// `send` never blocks: when the bus has not taken earlier audio yet and the ring is full, the
 /// oldest frames are dropped (an overrun). A program that is not paced by a clock of its own can
 /// pace itself on the bus with `waitForSpace`; its samples then pass bit for bit at equal rates.
-public final class SenderPort: @unchecked Sendable {
-    // @unchecked: one program thread sends (as with any audio port); the rest is immutable or atomic.
+///
+/// Not Sendable: its converter, drift state and scratch buffers belong to the one thread that
+/// sends (as with any audio port). A program hands the port to that thread once; what other
+/// threads may want to know (connected, muted, fill) is atomic underneath.
+public final class SenderPort {
     public let name: String
     public let channels: Int
     /// The program's sample rate; the bus converts.
@@ -22,7 +25,7 @@ public final class SenderPort: @unchecked Sendable {
     private var integers: [Float]
     private var ended = false
 
-    init(client: BusClient, info: PortInfo, fds: [Int32], sampleRate: Int) throws(BusClientError) {
+    init(client: BusClient, info: PortInfo, fds: [OwnedDescriptor], sampleRate: Int) throws(BusClientError) {
         (ring, wake) = try mapRingAndWake(fds, port: "sender")
         name = info.name
         channels = info.channels
@@ -146,24 +149,19 @@ public final class SenderPort: @unchecked Sendable {
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
-func closeDescriptor(_ fd: Int32) { close(fd) }
-
-/// Maps the ring and adopts the wakeup that came with a sender's or receiver's creation.
-func mapRingAndWake(_ fds: [Int32], port: String) throws(BusClientError) -> (SharedRing, Wakeup) {
-    guard fds.count == 2 else {
-        fds.forEach { closeDescriptor($0) }
-        throw .connection("\(port) port came with \(fds.count) descriptors, not 2")
-    }
-    do {
-        return (try SharedRing.map(fileDescriptor: fds[0]), Wakeup(adopting: fds[1]))
-    } catch {
-        closeDescriptor(fds[1])
+/// Maps the ring and adopts the wakeup that came with a sender's or receiver's creation. On
+/// any failure the descriptors close with `fds`.
+func mapRingAndWake(_ fds: [OwnedDescriptor], port: String) throws(BusClientError) -> (SharedRing, Wakeup) {
+    guard fds.count == 2 else { throw .connection("\(port) port came with \(fds.count) descriptors, not 2") }
+    let ring: SharedRing
+    do { ring = try SharedRing.map(fds[0]) } catch {
         throw .connection("cannot map the port's shared memory: \(error)")
     }
+    return (ring, try adoptWakeup(fds[1]))
+}
+
+/// The wakeup a port's creation came with, taken from its owner.
+func adoptWakeup(_ fd: OwnedDescriptor) throws(BusClientError) -> Wakeup {
+    guard let taken = fd.take() else { throw .connection("a port's wakeup descriptor was already taken") }
+    return Wakeup(adopting: taken)
 }

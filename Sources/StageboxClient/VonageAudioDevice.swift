@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The shape of the Vonage Video SDK's audio bus, as a custom audio driver uses it: capture and
 /// render settings (rate, channels), start and stop of capturing and rendering, and the two calls
 /// that move 16-bit samples: `writeCaptureData` (audio the driver captured, for the session to
@@ -7,6 +9,10 @@
 /// rendered audio comes off it through a receiver port; connect them as the appliance needs
 /// (for example the capture port to `codec.out`, and `codec.in` to the render port).
 public final class VonageAudioDevice: @unchecked Sendable {
+    // @unchecked: each port is made once, under `setup`, and published by a release store of its
+    // `…Ready` flag; the audio calls see it only after an acquire load of that flag. From then on
+    // one driver thread per direction moves its audio (the SDK's contract), and any other thread
+    // only reads atomics (the rings' fill). The start/stop flags are atomic.
     /// Sample rate and channel count (Vonage's `OTAudioFormat`).
     public struct AudioFormat: Sendable, Equatable {
         public var sampleRate: Int
@@ -22,10 +28,18 @@ public final class VonageAudioDevice: @unchecked Sendable {
     private let client: BusClient
     private let capturePortName: String
     private let renderPortName: String
-    private var capturePort: SenderPort?
-    private var renderPort: ReceiverPort?
-    public private(set) var isCapturing = false
-    public private(set) var isRendering = false
+    private let setup = Mutex<Void>(())
+    private var capturePortOnceReady: SenderPort?
+    private var renderPortOnceReady: ReceiverPort?
+    private let captureReady = Atomic<Bool>(false)
+    private let renderReady = Atomic<Bool>(false)
+    private let capturing = Atomic<Bool>(false)
+    private let rendering = Atomic<Bool>(false)
+
+    public var isCapturing: Bool { capturing.load(ordering: .relaxed) }
+    public var isRendering: Bool { rendering.load(ordering: .relaxed) }
+    private var capturePort: SenderPort? { captureReady.load(ordering: .acquiring) ? capturePortOnceReady : nil }
+    private var renderPort: ReceiverPort? { renderReady.load(ordering: .acquiring) ? renderPortOnceReady : nil }
 
     public init(client: BusClient, captureSettings: AudioFormat, renderSettings: AudioFormat,
                 capturePortName: String = "capture", renderPortName: String = "render") {
@@ -41,23 +55,29 @@ public final class VonageAudioDevice: @unchecked Sendable {
     public var renderBusName: String? { renderPort?.name }
 
     public func initCapture() throws(BusClientError) {
-        guard capturePort == nil else { return }
-        capturePort = try client.addSender(name: capturePortName, title: "Vonage capture",
-                                           channels: captureSettings.numChannels,
-                                           sampleRate: captureSettings.sampleRate, format: .int16)
+        try setup.withLock { _ throws(BusClientError) in
+            guard !captureReady.load(ordering: .relaxed) else { return }
+            capturePortOnceReady = try client.addSender(name: capturePortName, title: "Vonage capture",
+                                                        channels: captureSettings.numChannels,
+                                                        sampleRate: captureSettings.sampleRate, format: .int16)
+            captureReady.store(true, ordering: .releasing)
+        }
     }
 
     public func initRendering() throws(BusClientError) {
-        guard renderPort == nil else { return }
-        renderPort = try client.addReceiver(name: renderPortName, title: "Vonage render",
-                                            channels: renderSettings.numChannels,
-                                            sampleRate: renderSettings.sampleRate, format: .int16)
+        try setup.withLock { _ throws(BusClientError) in
+            guard !renderReady.load(ordering: .relaxed) else { return }
+            renderPortOnceReady = try client.addReceiver(name: renderPortName, title: "Vonage render",
+                                                         channels: renderSettings.numChannels,
+                                                         sampleRate: renderSettings.sampleRate, format: .int16)
+            renderReady.store(true, ordering: .releasing)
+        }
     }
 
-    public func startCapture() throws(BusClientError) { try initCapture(); isCapturing = true }
-    public func stopCapture() { isCapturing = false }
-    public func startRendering() throws(BusClientError) { try initRendering(); isRendering = true }
-    public func stopRendering() { isRendering = false }
+    public func startCapture() throws(BusClientError) { try initCapture(); capturing.store(true, ordering: .relaxed) }
+    public func stopCapture() { capturing.store(false, ordering: .relaxed) }
+    public func startRendering() throws(BusClientError) { try initRendering(); rendering.store(true, ordering: .relaxed) }
+    public func stopRendering() { rendering.store(false, ordering: .relaxed) }
 
     /// Puts `count` captured frames (16-bit, interleaved) on the bus. Returns the frames taken
     /// (0 while not capturing). Never blocks.

@@ -89,11 +89,13 @@ final class AgoraHandle {
     var sinkName: UnsafeMutablePointer<CChar>?
     var observer: CPlaybackObserver?
     init(_ agora: AgoraExternalAudio) { self.agora = agora }
-    deinit { agora.setPlaybackAudioFrameObserver(nil); free(sourceName); free(sinkName) }
+    deinit { try? agora.setPlaybackAudioFrameObserver(nil); free(sourceName); free(sinkName) }
 }
 
 /// Forwards Agora playback frames to a C function.
 final class CPlaybackObserver: AgoraAudioFrameObserver, @unchecked Sendable {
+    // @unchecked: an immutable C function and the context its caller gave for it, to be called
+    // on the observer thread (as the header says).
     let function: @convention(c) (UnsafePointer<Int16>?, Int32, Int32, Int32, Int64, UnsafeMutableRawPointer?) -> Int32
     let context: UnsafeMutableRawPointer?
 
@@ -154,7 +156,10 @@ public func stagebox_agora_set_playback_observer(
     guard let agora else { return -1 }
     let h = borrow(agora, as: AgoraHandle.self)
     h.observer = function.map { CPlaybackObserver(function: $0, context: context) }
-    h.agora.setPlaybackAudioFrameObserver(h.observer)
+    do { try h.agora.setPlaybackAudioFrameObserver(h.observer) } catch {
+        h.observer = nil
+        return -1
+    }
     return 0
 }
 

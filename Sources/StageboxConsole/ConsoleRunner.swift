@@ -1,4 +1,5 @@
 import StageboxRealtime
+import StageboxSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -58,11 +59,11 @@ public final class ConsoleRunner: @unchecked Sendable {
     deinit { stop() }
 
     /// Starts the runner's thread. Throws when the thread cannot be started.
-    public func start() throws(PosixThreadError) {
+    public func start() throws(SystemCallError) {
         guard !running.exchange(true, ordering: .relaxed) else { return }
         send("Stagebox console. Type help.\r\n" + editor.prompt)
         showing(editor.prompt)
-        switch PosixThread.start({ self.loop() }) {
+        switch PosixThread.start(named: "the console", { self.loop() }) {
         case .success(let started):
             thread = started
         case .failure(let error):

@@ -1,6 +1,8 @@
 import DequeModule
 import StageboxRealtime
+import StageboxSystem
 import Synchronization
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -22,6 +24,10 @@ public final class LogWriter: Sendable {
         var stopping = false
     }
     private let queue: Mutex<Queue>
+    /// Why the writer thread could not start, if it could not: then lines are only counted
+    /// (and this was written to the output once, directly).
+    public var startFailure: SystemCallError? { failure.withLock { $0 } }
+    private let failure = Mutex<SystemCallError?>(nil)
     private let wakeup: Semaphore
     private let finished = Atomic<Bool>(false)
     /// Lines dropped since the start, for reports.
@@ -35,8 +41,11 @@ public final class LogWriter: Sendable {
         self.capacity = capacity
         queue = Mutex(Queue())
         wakeup = Semaphore()
-        let started = PosixThread.start { [self] in self.run() }
-        if case .failure = started { finished.store(true, ordering: .relaxed) } // then lines are only counted
+        if case .failure(let error) = PosixThread.start(named: "the log writer", { [self] in self.run() }) {
+            failure.withLock { $0 = error }
+            finished.store(true, ordering: .relaxed)
+            put("stagebox: \(error); log lines are only counted from now on\n")
+        }
     }
 
     /// Queues a line (a newline is added); never waits. False when the line was dropped.
@@ -102,23 +111,23 @@ public final class LogWriter: Sendable {
     /// Writes all of `text`, however long the descriptor makes us wait (this thread may wait).
     private func put(_ text: String) {
         let bytes = Array(text.utf8)
+        let descriptor = FileDescriptor(rawValue: output)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { writeBytes(output, $0.baseAddress! + offset, $0.count - offset) }
-            if n > 0 { offset += n; continue }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && errno == EAGAIN {
+            do {
+                // swift-system retries the write when a signal interrupts it.
+                let n = try bytes[offset...].withUnsafeBytes { try descriptor.write($0) }
+                if n == 0 { return }
+                offset += n
+            } catch Errno.wouldBlock {
                 var p = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
                 _ = poll(&p, 1, 1000)
-                continue
+            } catch {
+                return // the output is gone: nothing more to do for this line
             }
-            return // the output is gone: nothing more to do for this line
         }
     }
 }
-
-/// write(2), out of reach of `LogWriter.write`'s name.
-private func writeBytes(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
 
 /// A counting semaphore (POSIX): `post` never blocks, `wait` blocks this thread only.
 final class Semaphore: @unchecked Sendable {
@@ -137,5 +146,5 @@ final class Semaphore: @unchecked Sendable {
 
     func post() { sem_post(handle) }
 
-    func wait() { while sem_wait(handle) != 0 && errno == EINTR {} }
+    func wait() { _ = retryingOnInterrupt { sem_wait(handle) } }
 }

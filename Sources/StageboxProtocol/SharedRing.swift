@@ -1,6 +1,8 @@
 import Atomics
 import CLinux
+import StageboxSystem
 import Synchronization
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +34,8 @@ public final class SharedRing: @unchecked Sendable {
     public let channels: Int
     /// Frames the ring holds.
     public let capacity: Int
-    public let fileDescriptor: Int32
+    /// The memfd, this ring's own: closed with the ring.
+    public let fileDescriptor: FileDescriptor
     let base: UnsafeMutableRawPointer
     private let mappedSize: Int
     let data: UnsafeMutablePointer<Float>
@@ -90,31 +93,35 @@ public final class SharedRing: @unchecked Sendable {
             throw .invalid("a ring of \(channels) channels and \(capacity) frames is out of range")
         }
         let fd = stagebox_memfd(name)
-        guard fd >= 0 else { throw .system("memfd_create", errno) }
+        guard fd >= 0 else { throw .system(.last("making a memfd for", name)) }
+        // Owned until the ring takes it: every way out below closes it.
+        let owned = OwnedDescriptor(FileDescriptor(rawValue: fd))
         let size = byteSize(channels: channels, capacity: capacity)
-        guard ftruncate(fd, off_t(size)) == 0 else { let e = errno; close(fd); throw .system("ftruncate", e) }
+        guard ftruncate(fd, off_t(size)) == 0 else { throw .system(.last("sizing the memfd for", name)) }
         // The client gets this file too: it must not be able to shrink it under our mapping.
-        guard stagebox_seal_size(fd) == 0 else { let e = errno; close(fd); throw .system("sealing the size", e) }
+        guard stagebox_seal_size(fd) == 0 else { throw .system(.last("sealing the size of the memfd for", name)) }
         guard let p = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else {
-            let e = errno; close(fd); throw .system("mmap", e)
+            throw .system(.last("mapping the memfd for", name))
         }
         p.storeBytes(of: magic, as: UInt32.self)
         p.storeBytes(of: UInt32(channels), toByteOffset: 4, as: UInt32.self)
         p.storeBytes(of: UInt32(capacity), toByteOffset: 8, as: UInt32.self)
-        return SharedRing(base: p, size: size, fd: fd, channels: channels, capacity: capacity)
+        return try adopt(owned, base: p, size: size, channels: channels, capacity: capacity)
     }
 
     /// Maps a ring received from the other side, checking its header against the file's size.
-    /// The sizes are read once, here; the ring never reads them from the header again.
-    public static func map(fileDescriptor fd: Int32) throws(RingError) -> SharedRing {
+    /// The sizes are read once, here; the ring never reads them from the header again. On
+    /// success the ring takes the descriptor; on failure it stays with `owned` (which closes it).
+    public static func map(_ owned: OwnedDescriptor) throws(RingError) -> SharedRing {
+        guard let fd = owned.descriptor?.rawValue else { throw .invalid("the ring's descriptor was already taken") }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .system("fstat", errno) }
+        guard fstat(fd, &st) == 0 else { throw .system(.last("reading the size of a received ring")) }
         let fileSize = Int(st.st_size)
         guard fileSize >= RingLayout.headerSize, fileSize <= 1 << 30 else {
             throw .invalid("shared memory of \(fileSize) bytes is not the size of a ring")
         }
         guard let p = mmap(nil, fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else {
-            throw .system("mmap", errno)
+            throw .system(.last("mapping a received ring"))
         }
         let m = p.load(as: UInt32.self)
         let channels = Int(p.load(fromByteOffset: 4, as: UInt32.self))
@@ -124,10 +131,20 @@ public final class SharedRing: @unchecked Sendable {
             munmap(p, fileSize)
             throw .invalid("not a Stagebox ring (magic \(m), \(channels) channels, \(capacity) frames, \(fileSize) bytes)")
         }
-        return SharedRing(base: p, size: fileSize, fd: fd, channels: channels, capacity: capacity)
+        return try adopt(owned, base: p, size: fileSize, channels: channels, capacity: capacity)
     }
 
-    private init(base: UnsafeMutableRawPointer, size: Int, fd: Int32, channels: Int, capacity: Int) {
+    /// The ring over a mapping, taking the descriptor from `owned`.
+    private static func adopt(_ owned: OwnedDescriptor, base: UnsafeMutableRawPointer, size: Int, channels: Int,
+                              capacity: Int) throws(RingError) -> SharedRing {
+        guard let fd = owned.take() else {
+            munmap(base, size)
+            throw .invalid("the ring's descriptor was taken while it was being mapped")
+        }
+        return SharedRing(base: base, size: size, fd: fd, channels: channels, capacity: capacity)
+    }
+
+    private init(base: UnsafeMutableRawPointer, size: Int, fd: FileDescriptor, channels: Int, capacity: Int) {
         self.base = base
         self.mappedSize = size
         self.fileDescriptor = fd
@@ -161,7 +178,7 @@ public final class SharedRing: @unchecked Sendable {
 
     deinit {
         munmap(base, mappedSize)
-        close(fileDescriptor)
+        try? fileDescriptor.close()
     }
 
     // MARK: Faults
@@ -217,12 +234,12 @@ public enum RingFault: UInt8, Sendable, CustomStringConvertible {
 
 /// Why a ring could not be made or mapped.
 public enum RingError: Error, Sendable, Equatable, CustomStringConvertible {
-    case system(String, Int32)
+    case system(SystemCallError)
     case invalid(String)
 
     public var description: String {
         switch self {
-        case let .system(call, code): return "\(call) failed: \(String(cString: strerror(code)))"
+        case .system(let error): return error.description
         case .invalid(let why): return why
         }
     }

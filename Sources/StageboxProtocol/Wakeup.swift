@@ -1,4 +1,6 @@
 import CLinux
+import StageboxSystem
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -14,22 +16,22 @@ import Musl
 /// audio thread's next wakeup block. The two ends of a socketpair are separate open files, and
 /// this end sends and receives with `MSG_DONTWAIT` whatever anyone did to the flags: a wakeup
 /// never waits, and a client that reads none only loses wakeups.
-public final class Wakeup: @unchecked Sendable {
-    // @unchecked: an immutable descriptor; the calls on it are safe from any thread.
+public final class Wakeup: Sendable {
+    /// The raw descriptor: the audio thread's calls take it as it is, with nothing around them.
     public let descriptor: Int32
 
-    /// A new pair: this end, and the other end's descriptor for the client (the caller sends it
-    /// and closes it).
-    public static func pair() throws(RingError) -> (Wakeup, Int32) {
+    /// A new pair: this end, and the other end for the client (closed once sent, or on any
+    /// way out before).
+    public static func pair() throws(RingError) -> (Wakeup, OwnedDescriptor) {
         var fds: [Int32] = [-1, -1]
-        guard stagebox_wakeup_pair(&fds) == 0 else { throw .system("socketpair", errno) }
-        return (Wakeup(adopting: fds[0]), fds[1])
+        guard stagebox_wakeup_pair(&fds) == 0 else { throw .system(.last("making a wakeup socketpair")) }
+        return (Wakeup(adopting: FileDescriptor(rawValue: fds[0])), OwnedDescriptor(FileDescriptor(rawValue: fds[1])))
     }
 
-    /// Adopts a descriptor received from the other side.
-    public init(adopting fd: Int32) { descriptor = fd }
+    /// Adopts a descriptor: this closes it from now on.
+    public init(adopting fd: FileDescriptor) { descriptor = fd.rawValue }
 
-    deinit { close(descriptor) }
+    deinit { try? FileDescriptor(rawValue: descriptor).close() }
 
     /// Wakes the other side. One system call; never blocks (a full socket drops the wakeup:
     /// the other side has plenty pending already).

@@ -25,5 +25,7 @@ public func nanoseconds(_ ts: timespec) -> Int64 {
 @inline(__always)
 public func sleepUntil(monotonicNanos deadline: Int64) {
     var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+    // clock_nanosleep returns its error instead of setting errno, and this runs on the audio
+    // thread: the loop stays here, bare, rather than in a shared helper.
     while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
 }

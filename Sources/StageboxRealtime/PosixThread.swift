@@ -1,3 +1,6 @@
+import StageboxSystem
+import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -9,10 +12,25 @@ import Musl
 /// `pthread_t` is an integer in glibc and a pointer in musl (the static aarch64 build), so
 /// Swift sees two different types; this is the one place that knows.
 public struct PosixThread: @unchecked Sendable {
+    // @unchecked: pthread_t is a plain id (or, in musl, an opaque pointer) meant to be joined
+    // from another thread.
     private let handle: pthread_t
 
-    /// Runs `body` on a new thread, or returns the error code pthread_create gave.
-    public static func start(_ body: @escaping @Sendable () -> Void) -> Result<PosixThread, PosixThreadError> {
+    /// Runs `body` on a new thread. A thread that cannot start is an error for the caller to
+    /// report, named after `name` ("starting the thread for the bus server: Resource
+    /// temporarily unavailable"). `stackSize` nil: the system's default.
+    public static func start(named name: String = "a task", stackSize: Int? = nil,
+                             _ body: @escaping @Sendable () -> Void) -> Result<PosixThread, SystemCallError> {
+        func failure(_ code: Int32) -> Result<PosixThread, SystemCallError> {
+            .failure(SystemCallError("starting the thread for", name, errno: Errno(rawValue: code)))
+        }
+        var attributes = pthread_attr_t()
+        guard pthread_attr_init(&attributes) == 0 else { return failure(ENOMEM) }
+        defer { pthread_attr_destroy(&attributes) }
+        if let stackSize {
+            let rc = pthread_attr_setstacksize(&attributes, stackSize)
+            guard rc == 0 else { return failure(rc) }
+        }
         let box = Unmanaged.passRetained(Body(body)).toOpaque()
         let entry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { arg in
             Unmanaged<Body>.fromOpaque(arg!).takeRetainedValue().run()
@@ -20,27 +38,27 @@ public struct PosixThread: @unchecked Sendable {
         }
         #if canImport(Musl)
         var tid: pthread_t?
-        let rc = pthread_create(&tid, nil, entry, box)
+        let rc = pthread_create(&tid, &attributes, entry, box)
         guard rc == 0, let started = tid else {
             Unmanaged<Body>.fromOpaque(box).release()
-            return .failure(PosixThreadError(code: rc))
+            return failure(rc != 0 ? rc : EAGAIN)
         }
         return .success(PosixThread(handle: started))
         #else
         var tid = pthread_t()
-        let rc = pthread_create(&tid, nil, entry, box)
+        let rc = pthread_create(&tid, &attributes, entry, box)
         guard rc == 0 else {
             Unmanaged<Body>.fromOpaque(box).release()
-            return .failure(PosixThreadError(code: rc))
+            return failure(rc)
         }
         return .success(PosixThread(handle: tid))
         #endif
     }
 
     /// The closure, kept alive until the new thread has taken it.
-    private final class Body: @unchecked Sendable {
-        let run: () -> Void
-        init(_ run: @escaping () -> Void) { self.run = run }
+    private final class Body: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
     /// Waits for the thread to end.
@@ -50,9 +68,4 @@ public struct PosixThread: @unchecked Sendable {
     public func joinOrDetach() {
         if pthread_equal(handle, pthread_self()) != 0 { pthread_detach(handle) } else { join() }
     }
-}
-
-public struct PosixThreadError: Error, Sendable, CustomStringConvertible {
-    public var code: Int32
-    public var description: String { "cannot start a thread: \(String(cString: strerror(code)))" }
 }

@@ -17,6 +17,8 @@ public enum RealtimeOutcome: Sendable, Equatable {
 /// A plain pthread rather than a Swift task: the audio thread must never be suspended
 /// by a cooperative executor, and it asks the kernel for SCHED_FIFO itself.
 public final class RealtimeThread: @unchecked Sendable {
+    // @unchecked: started and joined by the one thread that owns it; `body` runs on the new
+    // thread only.
     private var thread: PosixThread?
     private let body: () -> Void
 
@@ -42,7 +44,7 @@ public final class RealtimeThread: @unchecked Sendable {
 
     /// Starts the thread.
     public func start() {
-        switch PosixThread.start({ self.body() }) {
+        switch PosixThread.start(named: "the audio thread", { self.body() }) {
         case .success(let started): thread = started
         case .failure(let error): preconditionFailure("\(error)")
         }

@@ -1,32 +1,28 @@
+import StageboxSystem
+import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import CLinux
 
 /// systemd's notification socket (`sd_notify`), when stagebox runs as a systemd service with
 /// `Type=notify` and `WatchdogSec=`: READY=1 once audio runs, WATCHDOG=1 while it makes progress.
 /// Without `NOTIFY_SOCKET` in the environment (BusyBox init) there is none.
-public final class SystemdNotifier: @unchecked Sendable {
-    private let fd: Int32
-    private var address = sockaddr_un()
-    private let addressLength: socklen_t
+public final class SystemdNotifier: Sendable {
+    private let socket: FileDescriptor
+    private let address: UnixSocketAddress
     /// How often systemd wants WATCHDOG=1 (half its WatchdogSec), or nil when it does not watch.
     public let watchdogIntervalNanos: UInt64?
 
-    /// Reads NOTIFY_SOCKET and WATCHDOG_USEC; nil when systemd did not start this process.
+    /// Reads NOTIFY_SOCKET and WATCHDOG_USEC; nil when systemd did not start this process (or
+    /// its socket cannot be addressed or opened: then there is no one to tell).
     public init?(environment: [String: String]) {
-        guard let path = environment["NOTIFY_SOCKET"], !path.isEmpty, path.utf8.count < 108 else { return nil }
-        fd = stagebox_unix_datagram_socket()
-        guard fd >= 0 else { return nil }
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        if bytes[0] == UInt8(ascii: "@") { bytes[0] = 0 } // an abstract socket
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-        }
-        addressLength = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+        guard let path = environment["NOTIFY_SOCKET"], let address = try? UnixSocketAddress(path: path),
+              let socket = try? UnixSocket.datagram() else { return nil }
+        self.address = address
+        self.socket = socket
         if let usec = environment["WATCHDOG_USEC"].flatMap({ UInt64($0) }), usec > 0 {
             watchdogIntervalNanos = usec * 1000 / 2
         } else {
@@ -43,14 +39,14 @@ public final class SystemdNotifier: @unchecked Sendable {
         self.init(environment: environment)
     }
 
-    deinit { close(fd) }
+    deinit { try? socket.close() }
 
     /// Sends one notification such as `READY=1`; false when systemd did not take it.
     @discardableResult
     public func notify(_ state: String) -> Bool {
         let bytes = Array(state.utf8)
-        let sent = withUnsafePointer(to: &address) { a in
-            a.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL), $0, addressLength) }
+        let sent = address.withSockaddr { to, length in
+            retryingOnInterrupt { sendto(socket.rawValue, bytes, bytes.count, Int32(MSG_NOSIGNAL), to, length) }
         }
         return sent == bytes.count
     }

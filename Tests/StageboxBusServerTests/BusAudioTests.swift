@@ -21,12 +21,16 @@ extension BusTests {
             let frames = 48000 / 2
             var x: UInt32 = 99
             let sent: [Int16] = (0..<(frames * 2)).map { _ in x = x &* 1_664_525 &+ 1_013_904_223; return Int16(truncatingIfNeeded: x >> 16) }
+            // A port is not Sendable: the sender thread has it until it signals `finished`.
+            nonisolated(unsafe) let handedOver = out
+            let finished = DispatchSemaphore(value: 0)
             let sender = Thread {
+                defer { finished.signal() }
                 var offset = 0
                 while offset < frames {
                     let n = min(480, frames - offset)
-                    _ = out.waitForSpace(frames: n, timeoutSeconds: 2)
-                    sent.withUnsafeBufferPointer { out.send(int16: $0.baseAddress! + offset * 2, frames: n) }
+                    _ = handedOver.waitForSpace(frames: n, timeoutSeconds: 2)
+                    sent.withUnsafeBufferPointer { handedOver.send(int16: $0.baseAddress! + offset * 2, frames: n) }
                     offset += n
                 }
             }
@@ -43,6 +47,7 @@ extension BusTests {
             let start = (0..<(received.count / 2)).first { received[$0 * 2] != 0 || received[$0 * 2 + 1] != 0 } ?? 0
             let aligned = Array(received[(start * 2)...].prefix(sent.count))
             #expect(firstDifference(aligned, sent) == nil)
+            finished.wait()
             #expect(out.ratio == 1 && inp.ratio == 1, "equal rates and a bus-paced sender: no resampling")
         }
 
@@ -137,13 +142,15 @@ extension BusTests {
 }
 
 /// Keeps senders fed with constants, paced by the bus, on a thread of its own.
-final class Feeder: @unchecked Sendable {
+final class Feeder: Sendable {
     private let box = StopBox()
     private let finished = DispatchSemaphore(value: 0)
 
     init(_ senders: [(SenderPort, Float)]) {
         let box = self.box
         let finished = self.finished
+        // Ports are not Sendable: the feeding thread has them until `stop` returns.
+        nonisolated(unsafe) let senders = senders
         Thread {
             defer { finished.signal() }
             let blocks = senders.map { [Float](repeating: $0.1, count: 256 * $0.0.channels) }

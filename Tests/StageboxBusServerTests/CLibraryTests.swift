@@ -15,7 +15,8 @@ extension BusTests {
             let port = try client.addReceiver(name: "in", channels: 2, format: .int16)
             let frames = 24000
             let result = Atomic2()
-            let sender = Thread { result.value = try? CExamples.run(program, [bus.socketPath, port.name, "\(frames)"]) }
+            let portName = port.name
+            let sender = Thread { result.value = try? CExamples.run(program, [bus.socketPath, portName, "\(frames)"]) }
             sender.start()
             var received = [Int16](repeating: 0, count: (frames + 24000) * 2)
             var done = 0

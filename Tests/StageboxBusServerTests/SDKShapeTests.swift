@@ -3,6 +3,7 @@ import StageboxClient
 import Testing
 
 final class CountingObserver: AgoraAudioFrameObserver, @unchecked Sendable {
+    // @unchecked: written by the observer thread only, read once the observer is removed (joined).
     var frames = 0
     var peak: Int16 = 0
     func onPlaybackAudioFrame(_ frame: AgoraAudioFrame) -> Bool {
@@ -28,7 +29,7 @@ extension BusTests {
             try client.connect(from: device.captureBusName!, to: agora.sinkPort!.name)
             try client.connect(from: device.captureBusName!, to: device.renderBusName!)
             let observer = CountingObserver()
-            agora.setPlaybackAudioFrameObserver(observer)
+            try agora.setPlaybackAudioFrameObserver(observer)
 
             // Capture a 1 kHz tone at half scale, 10 ms at a time, for half a second.
             var phase = 0.0
@@ -38,7 +39,7 @@ extension BusTests {
                 block.withUnsafeBufferPointer { #expect(device.writeCaptureData($0.baseAddress!, count: 480) == 480) }
                 usleep(10_000)
             }
-            agora.setPlaybackAudioFrameObserver(nil)
+            try agora.setPlaybackAudioFrameObserver(nil)
             #expect(observer.frames > 4000, "the observer got 10 ms frames at 16 kHz")
             #expect(observer.peak > 14000 && observer.peak < 18000, "the tone arrived at its level (peak \(observer.peak))")
 

@@ -1,4 +1,5 @@
 import StageboxProtocol
+import SystemPackage
 import Testing
 
 #if canImport(Glibc)
@@ -46,9 +47,9 @@ let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 256, 264, 272, 1000, 1
 
         init(channels: Int = 2, capacity: Int = 1024) throws {
             server = try SharedRing.create(name: "adversary", channels: channels, capacity: capacity)
-            client = try SharedRing.map(fileDescriptor: dup(server.fileDescriptor))
+            client = try SharedRing.map(OwnedDescriptor(try server.fileDescriptor.duplicate()))
             size = SharedRing.byteSize(channels: channels, capacity: capacity)
-            raw = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, server.fileDescriptor, 0)!
+            raw = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, server.fileDescriptor.rawValue, 0)!
         }
 
         func poke(_ offset: Int, _ value: UInt64) { raw.storeBytes(of: value, toByteOffset: offset, as: UInt64.self) }

@@ -1,5 +1,5 @@
-import CLinux
 import Foundation
+import StageboxSystem
 import StageboxWatchdog
 import Testing
 
@@ -68,18 +68,9 @@ import Testing
 
     @Test func notifiesSystemdOverItsSocket() throws {
         let path = temporaryPath("notify")
-        let fd = stagebox_unix_datagram_socket()
-        #expect(fd >= 0)
-        defer { close(fd); unlink(path) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in path.utf8.enumerated() { raw[i] = b }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
+        let fd = try UnixSocket.datagram()
+        defer { try? fd.close(); unlink(path) }
+        try UnixSocketAddress(path: path).bind(fd)
 
         let systemd = try #require(SystemdNotifier(environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "4000000"]))
         #expect(systemd.watchdogIntervalNanos == 2_000_000_000)
@@ -92,10 +83,39 @@ import Testing
         var received: [String] = []
         var buffer = [UInt8](repeating: 0, count: 256)
         while true {
-            let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            let n = recv(fd.rawValue, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             if n <= 0 { break }
             received.append(String(decoding: buffer[0..<n], as: UTF8.self))
         }
         #expect(received == ["READY=1", "WATCHDOG=1", "STOPPING=1"])
+    }
+
+    @Test func aWatchdogThatIsNotThereIsNamedWithTheReasonInWords() {
+        let path = temporaryPath("missing-dog")
+        do {
+            _ = try Watchdog(path: path)
+            Issue.record("a watchdog opened at \(path)")
+        } catch {
+            #expect(error.description.contains("No such file or directory"))
+            #expect(error.description.contains(path))
+            #expect(error.description.hasPrefix("opening the watchdog"))
+        }
+    }
+
+    @Test func aNotifySocketPathTooLongMeansNoNotifier() {
+        let path = "/run/" + String(repeating: "x", count: UnixSocketAddress.maximumPathLength)
+        #expect(SystemdNotifier(environment: ["NOTIFY_SOCKET": path]) == nil)
+    }
+
+    @Test func anAbstractNotifySocketIsReached() throws {
+        let name = "@stagebox-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = try UnixSocket.datagram()
+        defer { try? fd.close() }
+        try UnixSocketAddress(path: name).bind(fd)
+        let systemd = try #require(SystemdNotifier(environment: ["NOTIFY_SOCKET": name]))
+        #expect(systemd.notify("READY=1"))
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = recv(fd.rawValue, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        #expect(n > 0 && String(decoding: buffer[0..<max(0, n)], as: UTF8.self) == "READY=1")
     }
 }
