@@ -29,13 +29,17 @@ let package = Package(
         .target(name: "StageboxRealtime"),
         // Numbers and table columns as text, for the console, the commands and the logs.
         .target(name: "StageboxFormatting"),
+        // What a port may be called and how wide it may be, and `PORT:CHANNEL`: the one definition
+        // the engine, the bus server, the rings and the configuration check against.
+        .target(name: "StageboxPortRules"),
         // The TOML configuration: model, defaults, validation with FILE:LINE errors.
         .target(name: "StageboxConfig", dependencies: [
-            .product(name: "TOMLKit", package: "TOMLKit"),
+            "StageboxPortRules", .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // The engine: ports, connections, graph snapshots, mixing; processes one period.
         .target(name: "StageboxEngine", dependencies: [
-            "StageboxRealtime", .product(name: "Atomics", package: "swift-atomics"),
+            "StageboxRealtime", "StageboxPortRules", .product(name: "Atomics", package: "swift-atomics"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
         // WAV and other audio files through libsndfile.
         .target(name: "StageboxAudioFiles", dependencies: ["CSndFile"]),
@@ -46,11 +50,11 @@ let package = Package(
         ]),
         // The bus protocol shared by server and clients: messages, framing, shared-memory rings.
         .target(name: "StageboxProtocol", dependencies: [
-            "CLinux", .product(name: "Atomics", package: "swift-atomics"),
+            "CLinux", "StageboxPortRules", .product(name: "Atomics", package: "swift-atomics"),
         ]),
         // The server side of the client bus: client ports on the audio thread.
         .target(name: "StageboxBusServer", dependencies: [
-            "StageboxEngine", "StageboxProtocol", "StageboxControls", "StageboxRealtime", "CLinux",
+            "StageboxEngine", "StageboxProtocol", "StageboxControls", "StageboxRealtime", "StageboxPortRules", "CLinux",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The client library (Swift): usable without the rest of Stagebox.
@@ -68,12 +72,14 @@ let package = Package(
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
         // The serial console.
-        .target(name: "StageboxConsole", dependencies: ["StageboxEngine", "StageboxControls", "StageboxRealtime", "StageboxFormatting"]),
+        .target(name: "StageboxConsole", dependencies: [
+            "StageboxEngine", "StageboxControls", "StageboxRealtime", "StageboxFormatting",
+        ]),
         // The executable that wires everything together.
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
-            "StageboxLogging", "StageboxFormatting",
+            "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -82,11 +88,12 @@ let package = Package(
         .target(name: "StageboxTestSupport", path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
+        .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "CLinux"]),
-        .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine"]),
+        .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),
-        .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol"]),
+        .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol", "StageboxPortRules"]),
         .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxDriversTests", dependencies: [
@@ -110,7 +117,7 @@ let package = Package(
         ]),
         .testTarget(name: "StageboxBusServerTests", dependencies: [
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxDrivers", "StageboxEngine",
-            "StageboxControls", "StageboxRealtime", "StageboxTestSupport",
+            "StageboxControls", "StageboxRealtime", "StageboxTestSupport", "StageboxPortRules",
         ]),
         .testTarget(name: "stageboxTests", dependencies: [
             "stagebox", "StageboxAudioFiles", "StageboxClient", "StageboxRealtime", "StageboxTestSupport", "CLinux",
