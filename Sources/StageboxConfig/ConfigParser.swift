@@ -144,7 +144,7 @@ public struct ConfigParser {
                                       message: "must be a table with from and to"))
                 continue
             }
-            var entry = ConnectEntry(from: "", to: "", line: lines.line(section: "connect", index: i))
+            var entry = ConnectEntry(from: "", to: "", line: lines.line(section: "connect", index: i), number: i + 1)
             var fields = Fields(parser: self, table: t, section: "connect", index: i, allowedKeys: ["from", "to"])
             fields.string("from", &entry.from, nonEmpty: true, required: true)
             fields.string("to", &entry.to, nonEmpty: true, required: true)

@@ -18,8 +18,8 @@ import Testing
             to = "codec.out:32"
             """, file: "box.toml")
         #expect(problems.isEmpty)
-        #expect(config.connections == [ConnectEntry(from: "codec.in:1", to: "codec.out:2", line: 1),
-                                       ConnectEntry(from: "tone", to: "codec.out:32", line: 5)])
+        #expect(config.connections == [ConnectEntry(from: "codec.in:1", to: "codec.out:2", line: 1, number: 1),
+                                       ConnectEntry(from: "tone", to: "codec.out:32", line: 5, number: 2)])
     }
 
     @Test func aBadChannelOrPortNameIsAProblemAtItsLine() {
