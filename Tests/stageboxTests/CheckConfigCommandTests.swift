@@ -124,6 +124,18 @@ import Testing
         #expect(!d.stdout.contains(":0:"))
     }
 
+    @Test func theReadmesExampleConfigurationIsValid() throws {
+        let readme = try String(contentsOfFile: repositoryFile("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "```toml\n[audio]\n"))
+        let end = try #require(readme.range(of: "\n```", range: start.upperBound..<readme.endIndex))
+        let example = String(readme[readme.index(start.lowerBound, offsetBy: 8)..<end.lowerBound])
+        #expect(example.contains("from = \"codec.in:1\"\nto = \"codec.out:2\""))
+        let s = try Scratch()
+        defer { s.remove() }
+        let r = try StageboxProcess.run(["check-config", try s.write("readme.toml", example)])
+        #expect(r.status == 0 && r.stdout.isEmpty, "\(r.stdout)")
+    }
+
     @Test func theShippedConfigurationsAreValid() throws {
         for file in ["board/sim/stagebox.toml", "board/raspberrypi/stagebox.toml"] {
             let r = try StageboxProcess.run(["check-config", repositoryFile(file)])
