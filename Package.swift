@@ -58,7 +58,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The client library (Swift): usable without the rest of Stagebox.
-        .target(name: "StageboxClient", dependencies: ["StageboxProtocol", "StageboxRealtime", "CLinux", "CSampleRate"]),
+        .target(name: "StageboxClient", dependencies: [
+            "StageboxProtocol", "StageboxPortRules", "StageboxRealtime", "CLinux", "CSampleRate",
+        ]),
         // The C client library's implementation (the header is include/stagebox_client.h).
         .target(name: "StageboxClientC", dependencies: ["StageboxClient"]),
         // Buttons, LEDs and triggers.

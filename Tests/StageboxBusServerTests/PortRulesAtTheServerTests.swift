@@ -47,6 +47,7 @@ extension BusTests {
             let c = try bus.client("rec")
             let port = try c.addReceiver(name: "in", channels: 1)
             try c.connect(from: "codec.in:2", to: "\(port.name):1")
+            #expect(eventually { port.isConnected }, "a channel connection connects the port")
             try c.connect(from: "codec.in", to: "codec.out")
             let listed = try c.connections().map { "\($0.from) -> \($0.to)" }
             #expect(listed == ["codec.in:2 -> rec.in:1", "codec.in -> codec.out"])
