@@ -35,13 +35,17 @@ let package = Package(
         .target(name: "StageboxRealtime", dependencies: ["StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         // Numbers and table columns as text, for the console, the commands and the logs.
         .target(name: "StageboxFormatting"),
+        // What a port may be called and how wide it may be, and `PORT:CHANNEL`: the one definition
+        // the engine, the bus server, the rings and the configuration check against.
+        .target(name: "StageboxPortRules"),
         // The TOML configuration: model, defaults, validation with FILE:LINE errors.
         .target(name: "StageboxConfig", dependencies: [
-            "StageboxProtocol", .product(name: "TOMLKit", package: "TOMLKit"),
+            "StageboxProtocol", "StageboxPortRules", .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // The engine: ports, connections, graph snapshots, mixing; processes one period.
         .target(name: "StageboxEngine", dependencies: [
-            "StageboxRealtime", .product(name: "Atomics", package: "swift-atomics"),
+            "StageboxRealtime", "StageboxPortRules", .product(name: "Atomics", package: "swift-atomics"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
         // Audio files through libsndfile (WAV, FLAC, AIFF, …), rates converted with libsamplerate.
         .target(name: "StageboxAudioFiles", dependencies: ["CSndFile", "CSampleRate"]),
@@ -52,16 +56,16 @@ let package = Package(
         ]),
         // The bus protocol shared by server and clients: messages, framing, shared-memory rings.
         .target(name: "StageboxProtocol", dependencies: [
-            "CLinux", "StageboxSystem", .product(name: "Atomics", package: "swift-atomics"), .product(name: "SystemPackage", package: "swift-system"),
+            "CLinux", "StageboxSystem", "StageboxPortRules", .product(name: "Atomics", package: "swift-atomics"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The server side of the client bus: client ports on the audio thread.
         .target(name: "StageboxBusServer", dependencies: [
-            "StageboxEngine", "StageboxProtocol", "StageboxControls", "StageboxRealtime", "StageboxSystem", "CLinux",
+            "StageboxEngine", "StageboxProtocol", "StageboxControls", "StageboxRealtime", "StageboxSystem", "StageboxPortRules", "CLinux",
             .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The client library (Swift): usable without the rest of Stagebox.
         .target(name: "StageboxClient", dependencies: [
-            "StageboxProtocol", "StageboxRealtime", "StageboxSystem", "CLinux", "CSampleRate", .product(name: "SystemPackage", package: "swift-system"),
+            "StageboxProtocol", "StageboxPortRules", "StageboxRealtime", "StageboxSystem", "CLinux", "CSampleRate", .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The C client library's implementation (the header is include/stagebox_client.h).
         .target(name: "StageboxClientC", dependencies: ["StageboxClient"]),
@@ -85,7 +89,7 @@ let package = Package(
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
-            "StageboxLogging", "StageboxFormatting",
+            "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -94,11 +98,12 @@ let package = Package(
         .target(name: "StageboxTestSupport", path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
+        .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine"]),
+        .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),
-        .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
+        .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol", "StageboxSystem", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxSystemTests", dependencies: ["StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient", "StageboxSystem"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
@@ -123,7 +128,7 @@ let package = Package(
         ]),
         .testTarget(name: "StageboxBusServerTests", dependencies: [
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxDrivers", "StageboxEngine",
-            "StageboxControls", "StageboxRealtime", "StageboxTestSupport",
+            "StageboxControls", "StageboxRealtime", "StageboxTestSupport", "StageboxPortRules",
         ]),
         .testTarget(name: "stageboxTests", dependencies: [
             "stagebox", "StageboxAudioFiles", "StageboxClient", "StageboxRealtime", "StageboxTestSupport", "CLinux",

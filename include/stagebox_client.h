@@ -36,7 +36,8 @@ void stagebox_disconnect(stagebox_client *client);
 int stagebox_bus_sample_rate(const stagebox_client *client);
 int stagebox_bus_period(const stagebox_client *client);
 
-/* The bus. Port names are "client.port"; built in: codec.in, codec.out, tone. */
+/* The bus. Port names are "client.port"; built in: codec.in, codec.out, tone. A connection's
+ * ends are a port or one of its channels, "port:channel" from 1 (codec.in:1). */
 int stagebox_connect_ports(stagebox_client *client, const char *from, const char *to, char *error, size_t error_size);
 int stagebox_disconnect_ports(stagebox_client *client, const char *from, const char *to, char *error, size_t error_size);
 int stagebox_set_muted(stagebox_client *client, const char *port, int muted, char *error, size_t error_size);

@@ -1,4 +1,5 @@
 import StageboxEngine
+import StageboxPortRules
 import StageboxProtocol
 
 extension BusServer {
@@ -11,12 +12,11 @@ extension BusServer {
             return reply(session, id, .error(.limit, "\(client) has its maximum of \(settings.maxPortsPerClient) ports"))
         }
         let full = "\(client).\(request.name)"
-        guard Engine.isValidName(request.name), !request.name.contains("."), Engine.isValidName(full) else {
-            return reply(session, id, .error(.badRequest, "invalid port name '\(request.name)' "
-                         + "(letters, digits, '_' and '-', no '.')"))
-        }
-        guard (1...32).contains(request.channels) else {
-            return reply(session, id, .error(.badRequest, "\(request.channels) channels is out of range (1 to 32)"))
+        do throws(PortRuleViolation) {
+            try PortRules.checkClientPortName(request.name, client: client)
+            try PortRules.checkChannels(request.channels, port: full)
+        } catch {
+            return reply(session, id, .error(.badRequest, error.description))
         }
         guard (8000...192_000).contains(request.sampleRate) else {
             return reply(session, id, .error(.badRequest, "sample rate \(request.sampleRate) is out of range (8000 to 192000)"))

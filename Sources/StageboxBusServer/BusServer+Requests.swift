@@ -1,5 +1,6 @@
 import Logging
 import StageboxEngine
+import StageboxPortRules
 import StageboxProtocol
 
 extension BusServer {
@@ -28,7 +29,7 @@ extension BusServer {
         case .listPorts:
             reply(session, id, .ports(portInfos()))
         case .listConnections:
-            reply(session, id, .connections(engine.connections.map { ($0.from, $0.to) }))
+            reply(session, id, .connections(engine.connections.map { ($0.source.description, $0.destination.description) }))
         case let .connect(from, to):
             perform(session, id) { () throws(EngineError) in try engine.connect(from: from, to: to) }
         case let .disconnect(from, to):
@@ -59,9 +60,8 @@ extension BusServer {
             reply(session, id, .error(.versionMismatch, "protocol version \(version) is not \(busProtocolVersion)"))
             return end(session, reason: "protocol version \(version)")
         }
-        guard Engine.isValidName(name), !name.contains("."), name != "codec", name != "stagebox", name != "tone" else {
-            return reply(session, id, .error(.badRequest, "invalid client name '\(name)' "
-                         + "(letters, digits, '_' and '-', no '.'; not codec, tone or stagebox)"))
+        do throws(PortRuleViolation) { try PortRules.checkClientName(name) } catch {
+            return reply(session, id, .error(.badRequest, error.description))
         }
         guard !sessionNames.contains(name) else {
             return reply(session, id, .error(.exists, "a client named \(name) is already connected"))

@@ -1,3 +1,4 @@
+import StageboxPortRules
 import StageboxProtocol
 import StageboxSystem
 import Synchronization
@@ -123,6 +124,7 @@ public final class BusClient: @unchecked Sendable {
         return list
     }
 
+    /// Connects `from` to `to`, each a port (`codec.in`) or one of its channels (`codec.in:1`).
     public func connect(from: String, to: String) throws(BusClientError) {
         _ = try connection.request(.connect(from: from, to: to))
     }
@@ -189,7 +191,9 @@ public final class BusClient: @unchecked Sendable {
         let mutedPorts = Set(((try? ports()) ?? []).filter(\.muted).map(\.name))
         ownPorts.withLock { table in
             for (name, state) in table {
-                state.connected.store(list.contains { $0.from == name || $0.to == name }, ordering: .relaxed)
+                // The list names each end PORT or PORT:CHANNEL.
+                let connected = list.contains { c in [c.from, c.to].contains { (try? PortEndpoint(parsing: $0))?.port == name } }
+                state.connected.store(connected, ordering: .relaxed)
                 state.muted.store(mutedPorts.contains(name), ordering: .relaxed)
             }
         }

@@ -33,14 +33,21 @@ public enum ConfigLoader {
 
     /// Reads and checks one file. Throws `ConfigErrors` with every problem found.
     public static func load(path: String) throws(ConfigErrors) -> StageboxConfiguration {
-        let text: String
-        do { text = try readText(path) } catch { throw ConfigErrors([error]) }
-        var (config, problems) = ConfigParser.parse(text, file: path)
-        if !problems.isEmpty { throw ConfigErrors(problems) }
+        let reading = read(path: path)
+        guard var config = reading.config, reading.problems.isEmpty else { throw ConfigErrors(reading.problems) }
         // The environment names the socket for this session, over what the file says, so
         // that the board and its clients started with it agree.
         if let socket = DefaultSocket.fromEnvironment { config.bus.socket = socket }
         return config
+    }
+
+    /// Reads one file as far as it goes, for a checker that reports everything at once: the
+    /// configuration with each value that has a problem left at its default (nil when the file
+    /// cannot be read or is not TOML) and every problem, in line order.
+    public static func read(path: String) -> ConfigReading {
+        let text: String
+        do { text = try readText(path) } catch { return ConfigReading(config: nil, problems: [error]) }
+        return ConfigParser.read(text, file: path)
     }
 
     /// The configuration to run with: `explicit` if given, else the first file of `searchPath`
@@ -59,7 +66,7 @@ public enum ConfigLoader {
     /// The whole text of `path`, or a problem saying why it cannot be read.
     static func readText(_ path: String) throws(ConfigProblem) -> String {
         guard let f = fopen(path, "rb") else {
-            throw ConfigProblem(file: path, line: 0, key: "(file)", message: String(cString: strerror(errno)))
+            throw ConfigProblem(file: path, line: nil, key: "", message: String(cString: strerror(errno)))
         }
         defer { fclose(f) }
         var bytes: [UInt8] = []
@@ -69,17 +76,17 @@ public enum ConfigLoader {
             if n > 0 { bytes += chunk[0..<n] }
             if n < chunk.count { break }
             if bytes.count > 1 << 20 {
-                throw ConfigProblem(file: path, line: 0, key: "(file)", message: "larger than 1 MiB")
+                throw ConfigProblem(file: path, line: nil, key: "", message: "larger than 1 MiB")
             }
         }
         if ferror(f) != 0 {
-            throw ConfigProblem(file: path, line: 0, key: "(file)", message: String(cString: strerror(errno)))
+            throw ConfigProblem(file: path, line: nil, key: "", message: String(cString: strerror(errno)))
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw ConfigProblem(file: path, line: 1, key: "(file)", message: "not UTF-8 text")
+            throw ConfigProblem(file: path, line: nil, key: "", message: "not UTF-8 text")
         }
         if text.utf8.contains(0) {
-            throw ConfigProblem(file: path, line: 1, key: "(file)", message: "contains NUL bytes")
+            throw ConfigProblem(file: path, line: nil, key: "", message: "contains NUL bytes")
         }
         return text
     }

@@ -1,3 +1,4 @@
+import StageboxPortRules
 import TOMLKit
 
 /// Reads `stagebox.toml` text into a configuration, collecting every problem on the way.
@@ -14,14 +15,21 @@ public struct ConfigParser {
         self.lines = SourceLines(text)
     }
 
-    /// Parses `text`, naming `file` in the problems. An empty problem list means the file is good.
+    /// Parses `text`, naming `file` in the problems, in line order. An empty problem list means
+    /// the file is good; with problems, each value that has one keeps its default.
     public static func parse(_ text: String, file: String) -> (StageboxConfiguration, [ConfigProblem]) {
-        var parser = ConfigParser(file: file, text: text)
-        let config = parser.read(text)
-        return (config, parser.problems)
+        let reading = read(text, file: file)
+        return (reading.config ?? StageboxConfiguration(), reading.problems)
     }
 
-    private mutating func read(_ text: String) -> StageboxConfiguration {
+    /// As `parse`, but with no configuration when `text` is not TOML at all.
+    public static func read(_ text: String, file: String) -> ConfigReading {
+        var parser = ConfigParser(file: file, text: text)
+        let config = parser.read(text)
+        return ConfigReading(config: config, problems: ConfigProblem.inLineOrder(parser.problems))
+    }
+
+    private mutating func read(_ text: String) -> StageboxConfiguration? {
         var config = StageboxConfiguration()
         let root: TOMLTable
         do {
@@ -29,10 +37,10 @@ public struct ConfigParser {
         } catch let error as TOMLParseError {
             problems.append(.init(file: file, line: error.source.begin.line, key: "(syntax)",
                                   message: error.description))
-            return config
+            return nil
         } catch {
             problems.append(.init(file: file, line: 1, key: "(syntax)", message: "\(error)"))
-            return config
+            return nil
         }
         for key in root.keys.sorted(by: { lines.line(section: $0) < lines.line(section: $1) }) {
             switch key {
@@ -74,8 +82,8 @@ public struct ConfigParser {
         fields.string("playback", &audio.playback, nonEmpty: true)
         fields.int("rate", &audio.rate, range: 8000...192_000)
         fields.choice("format", &audio.format, among: AudioSection.formats)
-        fields.int("inputs", &audio.inputs, range: 1...32)
-        fields.int("outputs", &audio.outputs, range: 1...32)
+        fields.int("inputs", &audio.inputs, range: PortRules.channelRange)
+        fields.int("outputs", &audio.outputs, range: PortRules.channelRange)
         fields.int("period", &audio.period, range: 16...4096)
         fields.int("periods", &audio.periods, range: 2...16)
         fields.int("rt_priority", &audio.rtPriority, range: 0...99)
@@ -136,10 +144,12 @@ public struct ConfigParser {
                                       message: "must be a table with from and to"))
                 continue
             }
-            var entry = ConnectEntry(from: "", to: "", line: lines.line(section: "connect", index: i))
+            var entry = ConnectEntry(from: "", to: "", line: lines.line(section: "connect", index: i), number: i + 1)
             var fields = Fields(parser: self, table: t, section: "connect", index: i, allowedKeys: ["from", "to"])
             fields.string("from", &entry.from, nonEmpty: true, required: true)
             fields.string("to", &entry.to, nonEmpty: true, required: true)
+            fields.endpoint("from", entry.from)
+            fields.endpoint("to", entry.to)
             let ok = fields.parser.problems.count == problems.count
             problems = fields.parser.problems
             if ok { entries.append(entry) }
@@ -187,6 +197,17 @@ public struct ConfigParser {
             guard let s = v.string else { return problem(key, "must be a string, not \(v.type)") }
             if nonEmpty && s.isEmpty { return problem(key, "must not be empty") }
             target = s
+        }
+
+        /// Checks `text` (read from `key`) as `PORT` or `PORT:CHANNEL` under the port rules; an
+        /// empty text has had its problem already.
+        mutating func endpoint(_ key: String, _ text: String) {
+            guard !text.isEmpty else { return }
+            do throws(PortRuleViolation) {
+                try PortRules.checkPortName(try PortEndpoint(parsing: text).port)
+            } catch {
+                problem(key, error.description)
+            }
         }
 
         mutating func choice(_ key: String, _ target: inout String, among choices: [String]) {

@@ -89,10 +89,14 @@ public struct ConnectEntry: Sendable, Equatable {
     public var to: String
     /// Where the entry stands in its file (0 for the built-in default), for error messages.
     public var line: Int
+    /// Which `[[connect]]` of the file it is, from 1 (0 for the built-in default): entries with
+    /// problems are left out of `connections`, so its place there does not tell.
+    public var number: Int
 
-    public init(from: String, to: String, line: Int = 0) {
+    public init(from: String, to: String, line: Int = 0, number: Int = 0) {
         self.from = from
         self.to = to
         self.line = line
+        self.number = number
     }
 }

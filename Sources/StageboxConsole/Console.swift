@@ -22,8 +22,8 @@ public struct Console: Sendable {
         .init(name: "status", usage: "status", summary: "state, driver, latency, DSP load, xruns, clients"),
         .init(name: "ports", usage: "ports", summary: "the ports on the bus"),
         .init(name: "connections", usage: "connections", summary: "the connections on the bus"),
-        .init(name: "connect", usage: "connect FROM TO", summary: "connect a sender or filter to a filter or receiver"),
-        .init(name: "disconnect", usage: "disconnect FROM TO", summary: "remove a connection"),
+        .init(name: "connect", usage: "connect FROM TO", summary: "sender/filter to filter/receiver (PORT or PORT:CH)"),
+        .init(name: "disconnect", usage: "disconnect FROM TO", summary: "remove a connection (PORT or PORT:CH)"),
         .init(name: "mute", usage: "mute PORT", summary: "mute a port"),
         .init(name: "unmute", usage: "unmute PORT", summary: "unmute a port"),
         .init(name: "clients", usage: "clients", summary: "client programs with their ports, rates and glitches"),
@@ -156,7 +156,7 @@ public struct Console: Sendable {
 
     private func connections() -> String {
         let list = context.engine.connections
-        return list.isEmpty ? "no connections" : list.map { "\($0.from) -> \($0.to)" }.joined(separator: "\n")
+        return list.isEmpty ? "no connections" : list.map(\.description).joined(separator: "\n")
     }
 
     private func clients() -> String {

@@ -95,7 +95,9 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
                 // frames are written, so the output has the input's length.
                 inBlock.withUnsafeBufferPointer { fileBuffer.deinterleave(from: $0.baseAddress!, frames: got, padTo: period) }
                 engine.captureBuffer.clear(frames: period)
-                mapping.mix(fileBuffer, into: engine.captureBuffer, frames: period, startGain: 1, endGain: 1)
+                mapping.mix(fileBuffer, channels: 0, count: fileBuffer.channels,
+                            into: engine.captureBuffer, channels: 0, count: engine.captureBuffer.channels,
+                            frames: period, startGain: 1, endGain: 1)
                 let cycle = CycleInfo(framePosition: Int64(framesRendered),
                                       hostTimeNanos: Int64(framesRendered) * 1_000_000_000 / Int64(settings.sampleRate),
                                       sampleRate: settings.sampleRate)

@@ -15,27 +15,30 @@ public enum ChannelMapping: Sendable, Equatable {
         return nil
     }
 
-    /// Adds `source` into `destination` for `frames` frames, with a gain that moves linearly
-    /// from `startGain` to `endGain` across the block (equal gains: a constant gain).
+    /// Adds `sourceCount` channels of `source` from `sourceFirst` into `destinationCount`
+    /// channels of `destination` from `destinationFirst` (the counts are the mapping's: equal,
+    /// a mono source, or a mono destination), for `frames` frames, with a gain that moves
+    /// linearly from `startGain` to `endGain` across the block (equal gains: a constant gain).
     @inline(__always)
-    public func mix(_ source: AudioBuffer, into destination: AudioBuffer, frames: Int,
-             startGain: Float, endGain: Float) {
+    public func mix(_ source: AudioBuffer, channels sourceFirst: Int, count sourceCount: Int,
+             into destination: AudioBuffer, channels destinationFirst: Int, count destinationCount: Int,
+             frames: Int, startGain: Float, endGain: Float) {
         let step = frames > 0 ? (endGain - startGain) / Float(frames) : 0
         switch self {
         case .oneToOne:
-            for c in 0..<destination.channels {
-                Self.add(source.channel(c), to: destination.channel(c), frames: frames,
+            for c in 0..<destinationCount {
+                Self.add(source.channel(sourceFirst + c), to: destination.channel(destinationFirst + c), frames: frames,
                          gain: startGain, step: step)
             }
         case .monoToAll:
-            for c in 0..<destination.channels {
-                Self.add(source.channel(0), to: destination.channel(c), frames: frames,
+            for c in 0..<destinationCount {
+                Self.add(source.channel(sourceFirst), to: destination.channel(destinationFirst + c), frames: frames,
                          gain: startGain, step: step)
             }
         case .averageToMono:
-            let scale = 1 / Float(source.channels)
-            for c in 0..<source.channels {
-                Self.add(source.channel(c), to: destination.channel(0), frames: frames,
+            let scale = 1 / Float(sourceCount)
+            for c in 0..<sourceCount {
+                Self.add(source.channel(sourceFirst + c), to: destination.channel(destinationFirst), frames: frames,
                          gain: startGain * scale, step: step * scale)
             }
         }

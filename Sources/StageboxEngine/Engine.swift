@@ -1,3 +1,5 @@
+import OrderedCollections
+import StageboxPortRules
 import StageboxRealtime
 import Synchronization
 
@@ -39,7 +41,8 @@ public final class Engine: @unchecked Sendable {
     public let playbackBuffer: AudioBuffer
 
     private struct ControlState {
-        var ports: [Port] = []
+        /// By name, in the order the ports were added (listings show that order).
+        var ports: OrderedDictionary<String, Port> = [:]
         var connections: [Connection] = []
     }
 
@@ -66,7 +69,7 @@ public final class Engine: @unchecked Sendable {
         captureBuffer = codecIn.buffer
         playbackBuffer = codecOut.buffer
         let ports = [codecIn, tone, codecOut]
-        control = Mutex(ControlState(ports: ports))
+        control = Mutex(ControlState(ports: OrderedDictionary(uniqueKeysWithValues: ports.map { ($0.descriptor.name, $0) })))
         exchange = SnapshotExchange(initial: GraphPlanner.snapshot(ports: ports, edges: []))
     }
 
@@ -98,7 +101,7 @@ public final class Engine: @unchecked Sendable {
 
     /// The ports on the bus, in creation order.
     public var ports: [PortDescriptor] {
-        control.withLock { $0.ports.map(\.descriptor) }
+        control.withLock { $0.ports.values.map(\.descriptor) }
     }
 
     /// The connections on the bus, in the order they were made.
@@ -106,33 +109,37 @@ public final class Engine: @unchecked Sendable {
         control.withLock { $0.connections }
     }
 
+    /// The port named `name`.
+    private func port(_ name: String) throws(EngineError) -> Port {
+        guard let port = control.withLock({ $0.ports[name] }) else { throw .noSuchPort(name) }
+        return port
+    }
+
     /// The meter of `name`: peak and RMS per channel.
     public func meter(_ name: String) throws(EngineError) -> PortMeter {
-        let port = control.withLock { state in state.ports.first { $0.descriptor.name == name } }
-        guard let port else { throw .noSuchPort(name) }
-        return port.meter
+        try port(name).meter
     }
 
     /// Whether `name` is muted.
     public func isMuted(_ name: String) throws(EngineError) -> Bool {
-        let port = control.withLock { state in state.ports.first { $0.descriptor.name == name } }
-        guard let port else { throw .noSuchPort(name) }
-        return port.isMuted
+        try port(name).isMuted
     }
 
     /// Adds a port; its processor runs on the audio thread from the next period on.
+    /// The port rules apply: its name, its channel count, and no reserved owner (`codec.x`).
     @discardableResult
     public func addPort(_ descriptor: PortDescriptor, processor: PortProcessor?) throws(EngineError) -> Port {
-        guard Self.isValidName(descriptor.name) else { throw .invalidPortName(descriptor.name) }
-        guard (1...32).contains(descriptor.channels) else {
-            throw .tooManyChannels(descriptor.name, descriptor.channels)
+        do throws(PortRuleViolation) {
+            try PortRules.checkPortName(descriptor.name)
+            try PortRules.checkOwner(of: descriptor.name)
+            try PortRules.checkChannels(descriptor.channels, port: descriptor.name)
+        } catch {
+            throw .portRule(error)
         }
         let port = Port(descriptor: descriptor, capacity: settings.maxFrames, processor: processor)
         try change { state throws(EngineError) in
-            if state.ports.contains(where: { $0.descriptor.name == descriptor.name }) {
-                throw .portExists(descriptor.name)
-            }
-            state.ports.append(port)
+            if state.ports[descriptor.name] != nil { throw .portExists(descriptor.name) }
+            state.ports[descriptor.name] = port
         }
         announce([.portAdded(descriptor.name)])
         return port
@@ -145,38 +152,55 @@ public final class Engine: @unchecked Sendable {
         }
         var hadConnections = false
         try change { state throws(EngineError) in
-            guard let index = state.ports.firstIndex(where: { $0.descriptor.name == name }) else {
-                throw .noSuchPort(name)
-            }
-            state.ports.remove(at: index)
+            guard state.ports.removeValue(forKey: name) != nil else { throw .noSuchPort(name) }
             hadConnections = state.connections.contains { $0.from == name || $0.to == name }
             state.connections.removeAll { $0.from == name || $0.to == name }
         }
         announce([.portRemoved(name)] + (hadConnections ? [.connectionsChanged] : []))
     }
 
-    /// Connects a sender or filter to a filter or receiver.
+    /// Connects a sender or filter to a filter or receiver: `from` and `to` are `PORT` or
+    /// `PORT:CHANNEL` (see `Connection`).
     public func connect(from: String, to: String) throws(EngineError) {
+        try connect(Self.parse(from, to))
+    }
+
+    /// Makes `connection`. A whole-port connection and channel connections between the same two
+    /// ports are distinct (each is listed, and disconnected, on its own), but no two of them may
+    /// carry the same source channel into the same destination channel: that would mix it in twice.
+    public func connect(_ connection: Connection) throws(EngineError) {
         try change { state throws(EngineError) in
-            try Self.validate(Connection(from: from, to: to), in: state.ports)
-            let connection = Connection(from: from, to: to)
-            if state.connections.contains(connection) { throw .alreadyConnected(from: from, to: to) }
+            let route = try Self.route(connection, in: state.ports)
+            if state.connections.contains(connection) {
+                throw .alreadyConnected(from: connection.source.description, to: connection.destination.description)
+            }
+            let pairs = route.pairs
+            for other in state.connections where other.from == connection.from && other.to == connection.to {
+                if let otherRoute = try? Self.route(other, in: state.ports), !otherRoute.pairs.isDisjoint(with: pairs) {
+                    throw .overlaps(connection, existing: other)
+                }
+            }
             let all = state.connections + [connection]
-            if GraphPlanner.processingOrder(ports: state.ports, edges: all) == nil {
-                throw .cycle(from: from, to: to)
+            if GraphPlanner.processingOrder(ports: state.ports.values.elements, edges: all) == nil {
+                throw .cycle(from: connection.from, to: connection.to)
             }
             state.connections = all
         }
         announce([.connectionsChanged])
     }
 
-    /// Removes a connection (it fades out over one period).
+    /// Removes a connection (it fades out over one period); `from` and `to` as for `connect`.
     public func disconnect(from: String, to: String) throws(EngineError) {
+        try disconnect(Self.parse(from, to))
+    }
+
+    /// Removes exactly `connection`: disconnecting whole ports leaves their channel connections.
+    public func disconnect(_ connection: Connection) throws(EngineError) {
         try change { state throws(EngineError) in
-            guard let index = state.connections.firstIndex(of: Connection(from: from, to: to)) else {
-                if !state.ports.contains(where: { $0.descriptor.name == from }) { throw .noSuchPort(from) }
-                if !state.ports.contains(where: { $0.descriptor.name == to }) { throw .noSuchPort(to) }
-                throw .notConnected(from: from, to: to)
+            guard let index = state.connections.firstIndex(of: connection) else {
+                if state.ports[connection.from] == nil { throw .noSuchPort(connection.from) }
+                if state.ports[connection.to] == nil { throw .noSuchPort(connection.to) }
+                throw .notConnected(from: connection.source.description, to: connection.destination.description)
             }
             state.connections.remove(at: index)
         }
@@ -185,8 +209,7 @@ public final class Engine: @unchecked Sendable {
 
     /// Mutes or unmutes a port: its output becomes silence (faded over one period).
     public func setMuted(_ name: String, _ muted: Bool) throws(EngineError) {
-        let port = control.withLock { state in state.ports.first { $0.descriptor.name == name } }
-        guard let port else { throw .noSuchPort(name) }
+        let port = try port(name)
         if port.muted.exchange(muted, ordering: .relaxed) != muted { announce([.muteChanged(port: name, muted: muted)]) }
     }
 
@@ -196,24 +219,30 @@ public final class Engine: @unchecked Sendable {
         control.withLock { _ in exchange.collect() }
     }
 
-    private static func validate(_ c: Connection, in ports: [Port]) throws(EngineError) {
-        guard let from = ports.first(where: { $0.descriptor.name == c.from }) else { throw .noSuchPort(c.from) }
-        guard let to = ports.first(where: { $0.descriptor.name == c.to }) else { throw .noSuchPort(c.to) }
-        let f = from.descriptor, t = to.descriptor
-        guard f.kind != .receiver, t.kind != .sender else {
-            throw .wrongDirection(from: f.name, fromKind: f.kind, to: t.name, toKind: t.kind)
-        }
-        guard ChannelMapping.between(source: f.channels, destination: t.channels) != nil else {
-            throw .channelMismatch(from: f.name, fromChannels: f.channels, to: t.name, toChannels: t.channels)
+    private static func parse(_ from: String, _ to: String) throws(EngineError) -> Connection {
+        do throws(PortRuleViolation) {
+            return Connection(try PortEndpoint(parsing: from), try PortEndpoint(parsing: to))
+        } catch {
+            throw .portRule(error)
         }
     }
 
-    /// Port names: letters, digits, `.`, `_`, `-`; 1 to 64 characters.
-    public static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
-                || b == 0x2E || b == 0x5F || b == 0x2D
+    /// The channels `c` carries, or why it cannot be made among `ports`.
+    private static func route(_ c: Connection, in ports: OrderedDictionary<String, Port>) throws(EngineError) -> ChannelRoute {
+        guard let f = ports[c.from]?.descriptor else { throw .noSuchPort(c.from) }
+        guard let t = ports[c.to]?.descriptor else { throw .noSuchPort(c.to) }
+        guard f.kind != .receiver, t.kind != .sender else {
+            throw .wrongDirection(from: f.name, fromKind: f.kind, to: t.name, toKind: t.kind)
         }
+        for (port, channel) in [(f, c.fromChannel), (t, c.toChannel)] {
+            if let channel, !(1...port.channels).contains(channel) {
+                throw .noSuchChannel(port: port.name, channel: channel, channels: port.channels)
+            }
+        }
+        guard let route = ChannelRoute(source: f, channel: c.fromChannel, destination: t, channel: c.toChannel) else {
+            throw .channelMismatch(from: f.name, fromChannels: f.channels, to: t.name, toChannels: t.channels)
+        }
+        return route
     }
 
     /// Applies `body` to the control state and publishes the resulting graph.
@@ -227,8 +256,8 @@ public final class Engine: @unchecked Sendable {
             // load several changes can come between two periods.
             exchange.publish { playing in
                 fade ? GraphPlanner.transition(oldPorts: playing.ports, oldEdges: playing.edges,
-                                               newPorts: next.ports, newEdges: next.connections)
-                     : GraphPlanner.snapshot(ports: next.ports, edges: next.connections)
+                                               newPorts: next.ports.values.elements, newEdges: next.connections)
+                     : GraphPlanner.snapshot(ports: next.ports.values.elements, edges: next.connections)
             }
         }
     }

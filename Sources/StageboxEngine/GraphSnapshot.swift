@@ -99,11 +99,11 @@ enum GraphPlanner {
         let nodes = order.map { port in
             let inputs = edges.filter { $0.to == port.descriptor.name }.compactMap { e -> GraphSnapshot.Input? in
                 guard let source = byName[e.from],
-                      let mapping = ChannelMapping.between(source: source.descriptor.channels,
-                                                           destination: port.descriptor.channels)
+                      let route = ChannelRoute(source: source.descriptor, channel: e.fromChannel,
+                                               destination: port.descriptor, channel: e.toChannel)
                 else { return nil }
                 let (start, end) = fades[e] ?? (1, 1)
-                return .init(source: source, mapping: mapping, startGain: start, endGain: end)
+                return .init(source: source, route: route, startGain: start, endGain: end)
             }
             return GraphSnapshot.Node(port: port, inputs: inputs)
         }

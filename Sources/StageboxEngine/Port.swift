@@ -28,17 +28,19 @@ public protocol PortProcessor: AnyObject, Sendable {
     func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo)
 }
 
-/// One source of a port's input in this period: its audio and how it maps and fades in.
+/// One source of a port's input in this period: its audio, which of its channels go to which
+/// of the port's, and how it fades in.
 public struct PortInput {
     public let source: Port
-    public let mapping: ChannelMapping
+    public let route: ChannelRoute
     public let startGain: Float
     public let endGain: Float
 
-    /// Adds this source into `destination` (mapped, with its fade) for `frames` frames.
+    /// Adds this source into `destination` (routed, with its fade) for `frames` frames;
+    /// `destination` has the receiving port's channels.
     @inline(__always)
     public func mix(into destination: AudioBuffer, frames: Int) {
-        mapping.mix(source.buffer, into: destination, frames: frames, startGain: startGain, endGain: endGain)
+        route.mix(source.buffer, into: destination, frames: frames, startGain: startGain, endGain: endGain)
     }
 }
 

@@ -1,3 +1,5 @@
+import StageboxPortRules
+
 /// What a port does on the bus, in Audiobus's terms.
 public enum PortKind: String, Sendable, CaseIterable, Codable {
     /// Puts audio on the bus (the codec's inputs, a client that plays, a generator).
@@ -25,17 +27,34 @@ public struct PortDescriptor: Sendable, Hashable, Codable {
     }
 }
 
-/// A connection from a sender or filter to a filter or receiver.
+/// A connection from a sender or filter to a filter or receiver: whole ports (`codec.in -> codec.out`)
+/// or selected channels on either side (`codec.in:1 -> rec.in:2`, numbered from 1). A selected
+/// channel counts as a mono port for the channel mapping, so `codec.in:1 -> codec.out` copies
+/// channel 1 to every output channel and `codec.in -> rec.in:2` averages every input into channel 2.
 public struct Connection: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The source and destination ports' names.
     public var from: String
     public var to: String
+    /// The selected channels, 1-based; nil for the whole port.
+    public var fromChannel: Int?
+    public var toChannel: Int?
 
     public init(from: String, to: String) {
         self.from = from
         self.to = to
     }
 
-    public var description: String { "\(from) -> \(to)" }
+    public init(_ source: PortEndpoint, _ destination: PortEndpoint) {
+        self.from = source.port
+        self.to = destination.port
+        self.fromChannel = source.channel
+        self.toChannel = destination.channel
+    }
+
+    public var source: PortEndpoint { PortEndpoint(port: from, channel: fromChannel) }
+    public var destination: PortEndpoint { PortEndpoint(port: to, channel: toChannel) }
+
+    public var description: String { "\(source) -> \(destination)" }
 }
 
 /// The names of the built-in ports.

@@ -1,6 +1,7 @@
 import Atomics
 import CLinux
 import StageboxSystem
+import StageboxPortRules
 import Synchronization
 import SystemPackage
 
@@ -84,7 +85,7 @@ public final class SharedRing: @unchecked Sendable {
     }
 
     /// The channel counts and capacities a ring may have.
-    public static let channelRange = 1...(32 * RingLayout.sourceSlots)
+    public static let channelRange = 1...(PortRules.channelRange.upperBound * RingLayout.sourceSlots)
     public static let capacityRange = 16...(1 << 20)
 
     /// Creates a new ring in a fresh memfd (the server side).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import StageboxConfig
+import StageboxEngine
 
 struct CheckConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,13 +16,16 @@ struct CheckConfigCommand: ParsableCommand {
         if !problems.isEmpty { throw ExitCode(1) }
     }
 
-    /// Every problem of `file`: syntax, keys, types, ranges, and connections that cannot be made.
+    /// Every problem of `file` in line order: syntax, keys, types, ranges, and connections that
+    /// cannot be made. A problem in one place hides none elsewhere: connections are checked
+    /// whatever else is wrong, except against a channel count whose own key is wrong.
     static func problems(in file: String) -> [ConfigProblem] {
-        do {
-            let config = try ConfigLoader.load(path: file)
-            return EngineBuilder.make(config, file: file).1
-        } catch {
-            return error.problems
-        }
+        let reading = ConfigLoader.read(path: file)
+        guard let config = reading.config else { return reading.problems }
+        var uncertain: Set<String> = []
+        if reading.hasProblem(at: "audio.inputs") { uncertain.insert(BuiltinPort.codecIn) }
+        if reading.hasProblem(at: "audio.outputs") { uncertain.insert(BuiltinPort.codecOut) }
+        let connections = EngineBuilder.make(config, file: file, uncertainPorts: uncertain).1
+        return ConfigProblem.inLineOrder(reading.problems + connections)
     }
 }

@@ -83,8 +83,8 @@ struct PortsCommand: ParsableCommand {
 struct ConnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "connect", abstract: "Connect a sender or filter to a filter or receiver.")
     @OptionGroup var bus: BusOptions
-    @Argument(help: "The sender or filter port, for example codec.in.") var from: String
-    @Argument(help: "The filter or receiver port, for example rec.in.") var to: String
+    @Argument(help: "The sender or filter port, for example codec.in, or one of its channels, codec.in:1.") var from: String
+    @Argument(help: "The filter or receiver port, for example rec.in, or one of its channels, rec.in:2.") var to: String
 
     func run() throws {
         try bus.request(as: "connect") { client throws(BusClientError) in try client.connect(from: from, to: to) }
@@ -94,8 +94,8 @@ struct ConnectCommand: ParsableCommand {
 struct DisconnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "disconnect", abstract: "Remove a connection.")
     @OptionGroup var bus: BusOptions
-    @Argument(help: "The sender or filter port.") var from: String
-    @Argument(help: "The filter or receiver port.") var to: String
+    @Argument(help: "The sender or filter port, or one of its channels (PORT:CHANNEL).") var from: String
+    @Argument(help: "The filter or receiver port, or one of its channels (PORT:CHANNEL).") var to: String
 
     func run() throws {
         try bus.request(as: "disconnect") { client throws(BusClientError) in try client.disconnect(from: from, to: to) }

@@ -11,24 +11,41 @@ enum EngineBuilder {
     }
 
     /// The engine with every `[[connect]]` that can be made; the ones that cannot are returned
-    /// as problems that name their file and line.
-    static func make(_ config: StageboxConfiguration, file: String) -> (Engine, [ConfigProblem]) {
+    /// as problems that name their file and line (the built-in default connection has no line).
+    ///
+    /// `uncertainPorts` are ports whose channel count is only a default because its key had a
+    /// problem: a connection to them is still checked for everything but its channels.
+    static func make(_ config: StageboxConfiguration, file: String,
+                     uncertainPorts: Set<String> = []) -> (Engine, [ConfigProblem]) {
         let engine = Engine(settings: settings(for: config))
         var problems: [ConfigProblem] = []
-        for (i, c) in config.connections.enumerated() {
+        for c in config.connections {
             do {
                 try engine.connect(from: c.from, to: c.to)
             } catch {
-                let ports = engine.ports.map(\.name).joined(separator: ", ")
+                if Self.concernsChannels(of: uncertainPorts, error) { continue }
                 let allowed: String?
                 switch error {
-                case .noSuchPort: allowed = ports
+                case .noSuchPort: allowed = engine.ports.map(\.name).joined(separator: ", ")
                 default: allowed = nil
                 }
-                problems.append(ConfigProblem(file: file, line: c.line, key: "connect[\(i + 1)]",
-                                              message: error.description, allowed: allowed))
+                problems.append(c.line > 0
+                    ? ConfigProblem(file: file, line: c.line, key: "connect[\(c.number)]", message: error.description, allowed: allowed)
+                    : ConfigProblem(file: file, line: nil, key: "connect",
+                                    message: "the default connection \(c.from) -> \(c.to): \(error.description); "
+                                        + "[[connect]] sections choose others", allowed: allowed))
             }
         }
         return (engine, problems)
+    }
+
+    /// Whether `error` is about the channels of one of `ports`.
+    private static func concernsChannels(of ports: Set<String>, _ error: EngineError) -> Bool {
+        switch error {
+        case let .noSuchChannel(port, _, _): return ports.contains(port)
+        case let .channelMismatch(from, _, to, _): return ports.contains(from) || ports.contains(to)
+        case let .overlaps(connection, _): return ports.contains(connection.from) || ports.contains(connection.to)
+        default: return false
+        }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StageboxPortRules
 import StageboxAudioFiles
 import StageboxClient
 
@@ -70,7 +71,10 @@ struct RecordCommand: ParsableCommand {
 
     func validate() throws {
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be more than 0, not \(seconds)") }
-        if !(1...32).contains(channels) { throw ValidationError("--channels must be from 1 to 32, not \(channels)") }
+        if !PortRules.channelRange.contains(channels) {
+            let r = PortRules.channelRange
+            throw ValidationError("--channels must be from \(r.lowerBound) to \(r.upperBound), not \(channels)")
+        }
     }
 
     func run() throws {
@@ -127,7 +131,10 @@ struct NoiseCommand: ParsableCommand {
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be more than 0, not \(seconds)") }
         if !(levelDB <= 0) { throw ValidationError("--level-db must be 0 or less, not \(levelDB)") }
         if !(8000...192_000).contains(rate) { throw ValidationError("--rate must be from 8000 to 192000, not \(rate)") }
-        if !(1...32).contains(channels) { throw ValidationError("--channels must be from 1 to 32, not \(channels)") }
+        if !PortRules.channelRange.contains(channels) {
+            let r = PortRules.channelRange
+            throw ValidationError("--channels must be from \(r.lowerBound) to \(r.upperBound), not \(channels)")
+        }
     }
 
     func run() throws {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StageboxPortRules
 import Logging
 import StageboxAudioFiles
 import StageboxDrivers
@@ -69,8 +70,10 @@ struct RenderCommand: ParsableCommand {
     static func defaults(for input: String) throws(AudioFileError) -> StageboxConfiguration {
         let reader = try AudioFileReader(path: input)
         var configuration = StageboxConfiguration.defaults
-        guard (1...32).contains(reader.channels) else {
-            throw AudioFileError(path: input, message: "has \(reader.channels) channels; Stagebox ports have 1 to 32")
+        let range = PortRules.channelRange
+        guard range.contains(reader.channels) else {
+            throw AudioFileError(path: input, message: "has \(reader.channels) channels; Stagebox ports have "
+                                 + "\(range.lowerBound) to \(range.upperBound)")
         }
         configuration.audio.rate = reader.sampleRate
         configuration.audio.inputs = reader.channels

@@ -54,6 +54,7 @@ let config = try ALSAConfigText("""
 let engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: period, inputs: 2, outputs: 2))
 try engine.connect(from: "codec.in", to: "codec.out")
 try engine.connect(from: "tone", to: "codec.out")
+try engine.connect(from: "codec.in:2", to: "codec.out:1") // a channel connection beside the whole ports
 let control = DriverControl()
 let driver = ALSADriver(parameters: ALSAParameters(captureDevice: "cap", playbackDevice: "play", format: .s32,
                                                    sampleRate: 48000, inputs: 2, outputs: 2, period: period,
@@ -122,8 +123,10 @@ while periodsDone() < armedAt + measured {
         lastChange = now
         if changes % 2 == 0 {
             try engine.connect(from: "tone", to: "probe.r2")
+            try engine.connect(from: "codec.in:1", to: "probe.r1:2")
         } else {
             try engine.disconnect(from: "tone", to: "probe.r2")
+            try engine.disconnect(from: "codec.in:1", to: "probe.r1:2")
         }
         changes += 1
         engine.collect()

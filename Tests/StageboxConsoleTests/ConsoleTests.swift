@@ -64,6 +64,7 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
 
         let help = console.execute("help")
         #expect(help.split(separator: "\n").count == Console.commands.count)
+        #expect(help.split(separator: "\n").allSatisfy { $0.count <= 80 })
         #expect(console.execute("help meters") == "meters: peak and RMS of every port channel in dBFS")
         let status = console.execute("status")
         #expect(status.contains("driver      simulated"))
@@ -105,6 +106,24 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
         #expect(rms > -10 && rms < -8, "\(input)")
         #expect(meters.allSatisfy { $0.count <= 80 })
         #expect(meters.contains { $0.hasPrefix("tone:1") && $0.contains("-20.0 pk") }, "the tone sender at -20 dBFS: \(meters)")
+    }
+
+    @Test func connectAndDisconnectTakeChannelsAndConnectionsShowThem() throws {
+        let board = try RunningBoard()
+        defer { board.stop() }
+        let console = Console(context: board)
+        #expect(console.execute("connect tone:1 codec.out:2") == "ok")
+        #expect(console.execute("connect codec.in:2 codec.out:1") == "ok", "a cross-feed beside the whole-port connection")
+        #expect(console.execute("connections") == "codec.in -> codec.out\ntone:1 -> codec.out:2\ncodec.in:2 -> codec.out:1")
+        #expect(console.execute("connect codec.in:3 codec.out") == "codec.in has 2 channels (1 to 2): there is no channel 3")
+        #expect(console.run("connect codec.in:1 codec.out:1").failed)
+        #expect(console.execute("connect codec.in:1 codec.out:1")
+                == "codec.in:1 -> codec.out:1 would mix a channel in twice: codec.in -> codec.out already carries it")
+        #expect(console.execute("disconnect codec.in codec.out") == "ok")
+        #expect(console.execute("connections") == "tone:1 -> codec.out:2\ncodec.in:2 -> codec.out:1",
+                "disconnecting whole ports leaves their channel connections")
+        #expect(console.execute("disconnect tone:1 codec.out:2") == "ok")
+        #expect(console.execute("connections") == "codec.in:2 -> codec.out:1")
     }
 
     @Test func badCommandsGetOneLineThatSaysWhatWouldBeRight() throws {

@@ -133,7 +133,7 @@ import Testing
         #expect(throws: EngineError.portExists("f.one")) {
             try e.addPort(PortDescriptor(name: "f.one", title: "", kind: .filter, channels: 2), processor: nil)
         }
-        #expect(throws: EngineError.invalidPortName("bad name")) {
+        #expect(throws: EngineError.portRule(.invalidPortName("bad name"))) {
             try e.addPort(PortDescriptor(name: "bad name", title: "", kind: .sender, channels: 2), processor: nil)
         }
         #expect(throws: EngineError.builtinPort("codec.in")) { try e.removePort("codec.in") }

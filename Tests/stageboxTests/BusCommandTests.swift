@@ -55,6 +55,18 @@ import Testing
         #expect(none.status == 1 && none.stderr.contains("no stagebox is running at"))
     }
 
+    @Test func connectTakesChannelsAndPortsListsThem() throws {
+        let board = try SimulatedBoard()
+        defer { _ = board.stop() }
+        let made = try board.stagebox(["connect", "codec.in:1", "codec.out:2"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try board.stagebox(["ports"]).stdout.contains("connections:\n  codec.in -> codec.out\n  codec.in:1 -> codec.out:2\n"))
+        let wide = try board.stagebox(["connect", "codec.in:3", "codec.out"])
+        #expect(wide.status == 1 && wide.stderr.contains("codec.in has 2 channels (1 to 2): there is no channel 3"), "\(wide.stderr)")
+        #expect(try board.stagebox(["disconnect", "codec.in:1", "codec.out:2"]).status == 0)
+        #expect(try board.stagebox(["ports"]).stdout.hasSuffix("connections:\n  codec.in -> codec.out\n"))
+    }
+
     @Test func aClientKilledMidStreamIsCleanedUp() throws {
         let board = try SimulatedBoard()
         var log = ""
