@@ -52,8 +52,12 @@ struct DiagCommand: ParsableCommand {
         @Argument(help: "0 or 1.") var value: Int
         @Option(help: "Hold the line this many seconds before releasing it.") var hold: Double = 1
 
+        func validate() throws {
+            guard value == 0 || value == 1 else { throw ValidationError("value must be 0 or 1, not \(value)") }
+            guard line >= 0 else { throw ValidationError("line must be 0 or more, not \(line)") }
+        }
+
         func run() throws {
-            guard value == 0 || value == 1 else { throw ValidationError("value must be 0 or 1") }
             do throws(GPIOError) {
                 let gpio = try GPIOLine(chip: chip, offset: line)
                 try gpio.drive(consumer: "stagebox", value: value == 1)
@@ -74,8 +78,12 @@ struct DiagCommand: ParsableCommand {
         @Option(help: "Feed it every second for this many seconds.") var feed: Double = 2
         @Option(help: "Then: 'hang' (stop feeding, keep it open) or 'disarm' (magic close).") var then = "disarm"
 
+        func validate() throws {
+            guard then == "hang" || then == "disarm" else { throw ValidationError("--then must be hang or disarm, not '\(then)'") }
+            guard feed >= 0 else { throw ValidationError("--feed must be 0 or more seconds, not \(feed)") }
+        }
+
         func run() throws {
-            guard then == "hang" || then == "disarm" else { throw ValidationError("--then must be hang or disarm") }
             let dog: Watchdog
             do { dog = try Watchdog(path: device) } catch {
                 printError("\(error)")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StageboxFormatting
 import StageboxPortRules
 import StageboxAudioFiles
 import StageboxClient
@@ -15,6 +16,8 @@ struct PlayCommand: ParsableCommand {
     @Argument(help: "The WAV file.") var file: String
     @Option(help: "The sender port to create, CLIENT.PORT.") var port: String
     @Option(help: "Connect the port to this receiver (or filter) once it exists.") var to: String?
+
+    func validate() throws { _ = try splitPortName(port) }
 
     func run() throws {
         let (clientName, portName) = try splitPortName(port)
@@ -63,25 +66,30 @@ struct RecordCommand: ParsableCommand {
     @OptionGroup var bus: BusOptions
     @Argument(help: "The WAV file to write.") var file: String
     @Option(help: "The receiver port to create, CLIENT.PORT.") var port: String
-    @Option(help: "Connect this sender (or filter) to the port once it exists.") var from: String?
+    @Option(help: "Connect this sender (or filter) to the port; wait for it to appear on the bus (see --wait).")
+    var from: String?
+    @Option(help: "With --from: how many seconds to wait for it to appear (0: it must be there now).") var wait = 10.0
     // Unconditional: a negative value is refused in words, not taken for an option.
     @Option(parsing: .unconditional, help: "Stop after this many seconds (default: until interrupted).") var seconds: Double?
     @Option(help: "Channels to record.") var channels = 2
     @Option(help: "Sample encoding: PCM_16, PCM_24, PCM_32 or FLOAT.") var encoding = "FLOAT"
 
     func validate() throws {
+        _ = try splitPortName(port)
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be more than 0, not \(seconds)") }
+        if !(wait >= 0) { throw ValidationError("--wait must be 0 or more seconds, not \(wait)") }
         if !PortRules.channelRange.contains(channels) {
             let r = PortRules.channelRange
             throw ValidationError("--channels must be from \(r.lowerBound) to \(r.upperBound), not \(channels)")
+        }
+        if AudioFileEncoding(rawValue: encoding) == nil {
+            throw ValidationError("--encoding must be PCM_16, PCM_24, PCM_32 or FLOAT, not '\(encoding)'")
         }
     }
 
     func run() throws {
         let (clientName, portName) = try splitPortName(port)
-        guard let enc = AudioFileEncoding(rawValue: encoding) else {
-            throw ValidationError("--encoding must be PCM_16, PCM_24, PCM_32 or FLOAT, not '\(encoding)'")
-        }
+        let enc = AudioFileEncoding(rawValue: encoding) ?? .float32
         StopSignals.install()
         let client = try bus.connect(as: clientName)
         defer { client.close() }
@@ -93,7 +101,10 @@ struct RecordCommand: ParsableCommand {
             printError("stagebox record: \(error)")
             throw ExitCode(1)
         }
-        if let from { try busRequest { () throws(BusClientError) in try client.connect(from: from, to: receiver.name) } }
+        if let from {
+            try waitForPort(from, on: client, seconds: wait)
+            try busRequest { () throws(BusClientError) in try client.connect(from: from, to: receiver.name) }
+        }
         let limit = seconds.map { Int($0 * Double(client.sampleRate)) }
         let block = client.period
         var samples = [Float](repeating: 0, count: block * channels)
@@ -113,6 +124,34 @@ struct RecordCommand: ParsableCommand {
     }
 }
 
+/// Waits until `endpoint`'s port (PORT or PORT:CHANNEL) is on the bus, or fails after `seconds`
+/// naming what is there.
+private func waitForPort(_ endpoint: String, on client: BusClient, seconds: Double) throws {
+    let name = String(endpoint.split(separator: ":", maxSplits: 1).first ?? "")
+    let deadline = monotonicSeconds() + seconds
+    var told = false
+    while true {
+        let ports = try busRequest { () throws(BusClientError) in try client.ports() }
+        if ports.contains(where: { $0.name == name }) { return }
+        if monotonicSeconds() >= deadline || StopSignals.stopRequested {
+            printError("stagebox record: \(name) did not appear on the bus within \(fixed(seconds, digits: 1)) s; "
+                       + "the ports are: " + ports.map(\.name).joined(separator: ", "))
+            throw ExitCode(1)
+        }
+        if !told {
+            printError("waiting up to \(fixed(seconds, digits: 1)) s for \(name) to appear on the bus")
+            told = true
+        }
+        usleep(100_000)
+    }
+}
+
+private func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
 struct NoiseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "noise",
@@ -128,6 +167,7 @@ struct NoiseCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Stop after this many seconds (default: until interrupted).") var seconds: Double?
 
     func validate() throws {
+        _ = try splitPortName(port)
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be more than 0, not \(seconds)") }
         if !(levelDB <= 0) { throw ValidationError("--level-db must be 0 or less, not \(levelDB)") }
         if !(8000...192_000).contains(rate) { throw ValidationError("--rate must be from 8000 to 192000, not \(rate)") }

@@ -36,6 +36,52 @@ import Testing
         #expect(firstDifference(Array(out[(start * 2)...].prefix(input.count)), input) == nil)
     }
 
+    /// `record --from X` waits for X to appear, as its help says, and gives up after --wait.
+    @Test func recordFromWaitsForItsSource() throws {
+        let board = try SimulatedBoard()
+        defer { _ = board.stop() }
+        let s = board.scratch
+        let recorder = try board.start(["record", s.path("late.wav"), "--port", "rec.in", "--from", "late.out",
+                                        "--wait", "10", "--seconds", "0.5", "--channels", "1"])
+        usleep(700_000)
+        #expect(recorder.isRunning, "record waits for late.out")
+        let noise = try board.start(["noise", "--port", "late.out", "--seconds", "3"])
+        recorder.waitUntilExit()
+        let (out, err) = output(of: recorder)
+        #expect(recorder.terminationStatus == 0, "\(err)")
+        #expect(err.contains("waiting up to 10.0 s for late.out to appear on the bus"), "\(err)")
+        #expect(out.contains("recorded 24000 frames"), "\(out)")
+        let samples = try AudioFileReader(path: s.path("late.wav")).readAll()
+        #expect(samples.contains { $0 != 0 }, "the noise was recorded")
+        noise.interrupt()
+        noise.waitUntilExit()
+
+        let missing = try board.stagebox(["record", s.path("none.wav"), "--port", "rec2.in", "--from", "nobody.out",
+                                          "--wait", "0.5", "--seconds", "1"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("nobody.out did not appear on the bus within 0.5 s; the ports are: codec.in"),
+                "\(missing.stderr)")
+    }
+
+    /// A bad option value is refused with the subcommand's usage, not the top-level one.
+    @Test(arguments: [
+        (["record", "f.wav", "--port", "ab"], "stagebox record"),
+        (["record", "f.wav", "--port", "a.b", "--encoding", "PCM_8"], "stagebox record"),
+        (["record", "f.wav", "--port", "a.b", "--channels", "x"], "stagebox record"),
+        (["play", "f.wav", "--port", "ab"], "stagebox play"),
+        (["noise", "--port", "ab"], "stagebox noise"),
+        (["noise", "--port", "a.b", "--level-db", "3"], "stagebox noise"),
+        (["run", "--simulate", "--speed", "100"], "stagebox run"),
+        (["render", "--input", "a.wav"], "stagebox render"),
+        (["diag", "gpio-set", "gpiochip0", "1", "5"], "stagebox diag gpio-set"),
+        (["diag", "watchdog", "--then", "explode"], "stagebox diag watchdog"),
+    ])
+    func badOptionValuesShowTheSubcommandsUsage(arguments: [String], usage: String) throws {
+        let r = try StageboxProcess.run(arguments)
+        #expect(r.status == 64, "\(arguments): \(r.status)")
+        #expect(r.stderr.contains("Usage: \(usage) "), "\(arguments): \(r.stderr)")
+    }
+
     @Test func commandLineClientsReportErrorsClearly() throws {
         let board = try SimulatedBoard()
         defer { _ = board.stop() }
