@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "StageboxAudioFiles", dependencies: ["CSndFile", "CSampleRate"]),
         // Drivers around the engine: ALSA mmap codec loop, offline (WAV) and simulated board.
         .target(name: "StageboxDrivers", dependencies: [
-            "CALSA", "StageboxEngine", "StageboxRealtime", "StageboxAudioFiles", "StageboxFormatting",
+            "CALSA", "StageboxEngine", "StageboxRealtime", "StageboxAudioFiles", "StageboxFormatting", "StageboxSystem",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The bus protocol shared by server and clients: messages, framing, shared-memory rings.
@@ -90,6 +90,7 @@ let package = Package(
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
             "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
+            .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -1,6 +1,7 @@
 import Logging
 import StageboxAudioFiles
 import StageboxEngine
+import StageboxSystem
 
 /// One audio front-end around the one engine, as Elk Sushi has one frontend interface for
 /// its ALSA, offline and dummy frontends: the ALSA codec loop, the simulated board and the
@@ -46,18 +47,24 @@ extension AudioDriver {
 public enum DriverError: Error, Sendable, Equatable, CustomStringConvertible {
     case alsa(ALSAError)
     case file(AudioFileError)
+    /// The audio thread could not be started (a thread or memory limit).
+    case thread(SystemCallError)
 
     public var description: String {
         switch self {
         case let .alsa(error): return error.description
         case let .file(error): return error.description
+        case let .thread(error): return error.description
         }
     }
 
     /// Whether opening the device again later may work (it went away, or is busy), so the
     /// supervisor waits and retries instead of giving up.
     public var isRetryable: Bool {
-        if case let .alsa(error) = self { return error.isDeviceGone }
-        return false
+        switch self {
+        case let .alsa(error): return error.isDeviceGone
+        case .file: return false
+        case .thread: return true // a limit of the moment: the supervisor waits and tries again
+        }
     }
 }

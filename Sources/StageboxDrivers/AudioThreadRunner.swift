@@ -1,4 +1,5 @@
 import StageboxRealtime
+import StageboxSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,16 +13,17 @@ import Musl
 public enum AudioThreadRunner {
     /// Starts `loop` on a new thread at SCHED_FIFO `priority` (0 = normal), calls `tick` about
     /// every 50 ms on the calling thread until the loop returns, and returns the loop's result
-    /// with what the scheduler said.
+    /// with what the scheduler said. Throws when the thread cannot be started.
     public static func run<Result: Sendable>(priority: Int, tick: () -> Void,
-                                             loop: @escaping @Sendable () -> Result) -> (Result, RealtimeOutcome) {
+                                             loop: @escaping @Sendable () -> Result) throws(SystemCallError)
+        -> (Result, RealtimeOutcome) {
         let box = ResultBox<Result>()
         let thread = RealtimeThread {
             box.outcome = RealtimeThread.makeCurrentThreadRealtime(priority: Int32(priority))
             box.result = loop()
             box.done.store(true, ordering: .releasing)
         }
-        thread.start()
+        try thread.start()
         while !box.done.load(ordering: .acquiring) {
             tick()
             usleep(50_000)

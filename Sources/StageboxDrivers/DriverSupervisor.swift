@@ -82,7 +82,9 @@ public final class DriverSupervisor {
         var reportedStart = false
         var serviceError: DriverError?
         control.state.store(.running, ordering: .relaxed)
-        let (failure, outcome) = AudioThreadRunner.run(priority: driver.realtimePriority, tick: {
+        let started: (DriverError?, RealtimeOutcome)
+        do {
+            started = try AudioThreadRunner.run(priority: driver.realtimePriority, tick: {
             if !reportedStart, let line = driver.startReport() {
                 reportedStart = true
                 logger.info(Logger.Message(stringLiteral: line))
@@ -94,9 +96,13 @@ public final class DriverSupervisor {
                 }
             }
             tick()
-        }) {
-            driver.run()
+            }) {
+                driver.run()
+            }
+        } catch {
+            return .thread(error)
         }
+        let (failure, outcome) = started
         if case let .refused(priority, code) = outcome {
             logger.warning(Logger.Message(stringLiteral: "SCHED_FIFO priority \(priority) refused "
                            + "(\(String(cString: strerror(code)))); the audio thread ran at normal priority"))

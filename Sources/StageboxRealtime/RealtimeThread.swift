@@ -1,3 +1,4 @@
+import StageboxSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -42,12 +43,10 @@ public final class RealtimeThread: @unchecked Sendable {
         self.body = body
     }
 
-    /// Starts the thread.
-    public func start() {
-        switch PosixThread.start(named: "the audio thread", { self.body() }) {
-        case .success(let started): thread = started
-        case .failure(let error): preconditionFailure("\(error)")
-        }
+    /// Starts the thread; throws when the system cannot start one (the caller says so and
+    /// may try again: a thread limit is not a reason to trap).
+    public func start() throws(SystemCallError) {
+        thread = try PosixThread.start(named: "the audio thread", { self.body() }).get()
     }
 
     /// Waits for the thread to end.

@@ -1,3 +1,4 @@
+import DequeModule
 import StageboxEngine
 import StageboxBusServer
 import StageboxDrivers
@@ -24,7 +25,9 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let server: BusServer?
     let configuration: [String]
     let watchdogFeeder: WatchdogFeeder
-    private let history = Mutex<[XrunRecord]>([])
+    /// The last `historyLength` events of the audio thread, oldest first.
+    private let history = Mutex<Deque<XrunRecord>>([])
+    private let historyLength = 32
 
     init(loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
          server: BusServer?, watchdog: WatchdogFeeder) {
@@ -77,14 +80,14 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
 
     var ringFaults: Int { server?.ringFaults.load(ordering: .relaxed) ?? 0 }
 
-    var xruns: [XrunRecord] { history.withLock { $0 } }
+    var xruns: [XrunRecord] { history.withLock { Array($0) } }
     func clearXruns() { history.withLock { $0 = [] } }
 
     /// Called by the event log for every event of the audio thread.
     func record(_ event: AudioEvent) {
         history.withLock {
+            if $0.count == historyLength { $0.removeFirst() }
             $0.append(XrunRecord(timeNanos: event.timeNanos, kind: event.kind.rawValue, durationNanos: event.durationNanos))
-            if $0.count > 32 { $0.removeFirst($0.count - 32) }
         }
     }
 

@@ -106,7 +106,7 @@ let thread = RealtimeThread {
     lock_counter_watch_current_thread()
     _ = driver.run()
 }
-thread.start()
+try thread.start()
 clients.start()
 func periodsDone() -> Int { control.framesProcessed.load(ordering: .relaxed) / period }
 while periodsDone() < warmup { usleep(200) }

@@ -45,7 +45,7 @@ final class BusFixture: @unchecked Sendable {
             outcome.granted = RealtimeThread.makeCurrentThreadRealtime(priority: 70) == .fifo(priority: 70)
             _ = driver.run()
         }
-        thread.start()
+        try thread.start()
     }
 
     func stop() {

@@ -46,7 +46,7 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
         let driver = SimulatedDriver(engine: engine, control: control, period: 64, inputSignal: .sine,
                                      inputFrequency: 440, inputLevelDB: -6)
         thread = RealtimeThread { _ = driver.run() }
-        thread.start()
+        try thread.start()
     }
 
     func stop() {

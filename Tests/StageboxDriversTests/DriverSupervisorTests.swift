@@ -18,7 +18,7 @@ import StageboxRealtime
         let done = Atomic<Bool>(false)
     }
 
-    private func start(_ driver: any AudioDriver, backoffMs: Int = 100) -> (RealtimeThread, Outcome) {
+    private func start(_ driver: any AudioDriver, backoffMs: Int = 100) throws -> (RealtimeThread, Outcome) {
         let outcome = Outcome()
         let thread = RealtimeThread {
             do throws(DriverError) {
@@ -28,7 +28,7 @@ import StageboxRealtime
             }
             outcome.done.store(true, ordering: .releasing)
         }
-        thread.start()
+        try thread.start()
         return (thread, outcome)
     }
 
@@ -46,7 +46,7 @@ import StageboxRealtime
         let control = DriverControl()
         let engine = try Engine.passthrough(period: 64)
         let driver = SimulatedDriver(engine: engine, control: control, period: 64, inputSignal: .sine)
-        let (thread, outcome) = start(driver)
+        let (thread, outcome) = try start(driver)
         defer { control.requestStop(); thread.join() }
         #expect(waitFor { control.framesProcessed.load(ordering: .relaxed) > 4800 })
         #expect(control.state.load(ordering: .relaxed) == .running)
@@ -72,7 +72,7 @@ import StageboxRealtime
         let control = DriverControl()
         let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, period: 64, capture: "nosuchpcm"),
                                 engine: try .passthrough(period: 64), control: control, config: rig.config)
-        let (thread, outcome) = start(driver, backoffMs: 400)
+        let (thread, outcome) = try start(driver, backoffMs: 400)
         #expect(waitFor { control.state.load(ordering: .relaxed) == .waitingForDevice })
         let retryAt = control.retryAt.load(ordering: .relaxed)
         #expect(retryAt > monotonicNanoseconds(), "the next try is in the future")
@@ -90,7 +90,7 @@ import StageboxRealtime
                                inputs: 2, outputs: 2, period: 64, periods: 2, realtimePriority: 0)
         let control = DriverControl()
         let driver = ALSADriver(parameters: q, engine: try .passthrough(period: 64), control: control, config: restricted)
-        let (thread, outcome) = start(driver)
+        let (thread, outcome) = try start(driver)
         thread.join()
         guard case .alsa(.unsupported(_, _, let parameter, _, _))? = outcome.error else {
             Issue.record("expected an unsupported format, got \(String(describing: outcome.error))")
@@ -107,7 +107,7 @@ import StageboxRealtime
         let control = DriverControl(frameLimit: 64 * 20)
         let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, period: 64),
                                 engine: try .passthrough(period: 64), control: control, pacing: .free, config: rig.config)
-        let (thread, outcome) = start(driver)
+        let (thread, outcome) = try start(driver)
         thread.join()
         #expect(outcome.error == nil)
         #expect(control.framesProcessed.load(ordering: .relaxed) == 64 * 20)
