@@ -29,6 +29,8 @@ public func stagebox_add_receiver(_ client: OpaquePointer?, _ name: UnsafePointe
 }
 
 /// Carries a C function pointer and its context into the filter's Swift closure.
+// @unchecked: a C function pointer and the caller's context pointer; the C API documents that
+// the callback runs on the filter's thread, and what the context points to is the caller's to guard.
 private struct FilterCallback: @unchecked Sendable {
     let function: @convention(c) (UnsafeMutablePointer<Float>?, Int32, Int32, UnsafeMutableRawPointer?) -> Void
     let context: UnsafeMutableRawPointer?

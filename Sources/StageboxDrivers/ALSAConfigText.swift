@@ -3,6 +3,8 @@ import CALSA
 /// An ALSA configuration tree built from text, to open PCMs that are defined there
 /// (`snd_pcm_open_lconf`) instead of in the global configuration: no global state,
 /// so tests can run in parallel.
+// @unchecked: the tree is built in init and only read after (alsa-lib reads it while opening a
+// PCM, never changes it); it is freed in deinit.
 public final class ALSAConfigText: @unchecked Sendable {
     let tree: OpaquePointer
 

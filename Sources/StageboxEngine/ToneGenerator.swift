@@ -11,6 +11,8 @@ public enum ToneSignal: String, Sendable, CaseIterable {
 
 /// Generates a sine at a frequency and level, white noise, or silence.
 /// Deterministic: the noise comes from a fixed seed.
+// @unchecked: the phase and the noise state are touched only by `process`, on the audio thread
+// (or the one thread of an offline render); the rest is immutable.
 public final class ToneGenerator: PortProcessor, @unchecked Sendable {
     private let signal: ToneSignal
     private let amplitude: Float

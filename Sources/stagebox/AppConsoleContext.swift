@@ -11,6 +11,8 @@ import StageboxRealtime
 import Synchronization
 
 /// The running appliance as the console sees it.
+// @unchecked: every stored property is a constant; the parts that change (the engine, the
+// server, the driver's control, the history) guard themselves with atomics or a Mutex.
 final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let version = StageboxVersion.string
     let startedAt = monotonicNanoseconds()
