@@ -10,7 +10,8 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Run the engine offline: the codec inputs from an audio file, the codec outputs to a WAV file.",
         discussion: """
-            The input may be any file libsndfile reads (WAV, FLAC, AIFF, Ogg, …). It is converted to the \
+            The input may be any file this build's libsndfile reads (WAV, AIFF, AU, CAF, …; FLAC and Ogg \
+            where libsndfile has its codec libraries, as Debian's has and the static binary's has not). It is converted to the \
             configuration's rate, and its channels are mapped onto the codec inputs as connections map them \
             (equal counts, mono to all, all to mono). The output is a WAV at the configuration's rate with its \
             output channels, in the input's sample encoding; it is written beside the output and put in place \

@@ -107,8 +107,12 @@ import Testing
         #expect(left.isEmpty, "temporary files left: \(left)")
     }
 
-    /// Without --config: a FLAC (made by sox) becomes a WAV with the same samples.
-    @Test func readsFlacWithoutAConfiguration() throws {
+    /// Without --config: a FLAC (made by sox) becomes a WAV with the same samples. The static
+    /// appliance binary's libsndfile is built without codec libraries: it reads WAV, AIFF and
+    /// the other formats libsndfile has built in, not FLAC (README).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["STAGEBOX_BINARY"] == nil,
+                   "the static binary's libsndfile has no FLAC"))
+    func readsFlacWithoutAConfiguration() throws {
         let s = try Scratch()
         defer { s.remove() }
         let flac = s.path("in.flac")
