@@ -75,6 +75,8 @@ let package = Package(
         .target(name: "StageboxWatchdog", dependencies: [
             "CLinux", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
         ]),
+        // The lifecycle: suspend when idle, never while in use, fades, and what the watchdog is fed on.
+        .target(name: "StageboxLifecycle", dependencies: ["StageboxDrivers", "StageboxEngine", "StageboxRealtime"]),
         // Stagebox's own log: a bounded queue to a writer thread (nothing that logs waits on the
         // output), and the last lines in memory for the console.
         .target(name: "StageboxLogging", dependencies: [
@@ -89,6 +91,7 @@ let package = Package(
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
+            "StageboxLifecycle",
             "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -99,6 +102,7 @@ let package = Package(
         .target(name: "StageboxTestSupport", path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
+        .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle"]),
         .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),

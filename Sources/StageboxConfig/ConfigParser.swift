@@ -49,10 +49,11 @@ public struct ConfigParser {
             case "bus": if let t = table(root, key) { readBus(t, into: &config.bus) }
             case "console": if let t = table(root, key) { readConsole(t, into: &config.console) }
             case "watchdog": if let t = table(root, key) { readWatchdog(t, into: &config.watchdog) }
+            case "lifecycle": if let t = table(root, key) { readLifecycle(t, into: &config.lifecycle) }
             case "connect": config.connections = readConnections(root[key]!)
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
-                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [[connect]]"))
+                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [[connect]]"))
             }
         }
         // Checks across sections: a tone at or above half the rate would alias to another pitch.
@@ -127,6 +128,13 @@ public struct ConfigParser {
         var fields = Fields(parser: self, table: t, section: "watchdog", allowedKeys: ["device", "timeout"])
         fields.string("device", &watchdog.device, nonEmpty: true)
         fields.int("timeout", &watchdog.timeout, range: 2...600)
+        problems = fields.parser.problems
+    }
+
+    private mutating func readLifecycle(_ t: TOMLTable, into lifecycle: inout LifecycleSection) {
+        var fields = Fields(parser: self, table: t, section: "lifecycle", allowedKeys: ["suspend_after", "fade_ms"])
+        fields.double("suspend_after", &lifecycle.suspendAfter, range: LifecycleSection.suspendAfterRange)
+        fields.double("fade_ms", &lifecycle.fadeMs, range: LifecycleSection.fadeRange)
         problems = fields.parser.problems
     }
 

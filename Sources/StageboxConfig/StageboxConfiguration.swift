@@ -6,6 +6,7 @@ public struct StageboxConfiguration: Sendable, Equatable {
     public var bus = BusSection()
     public var console = ConsoleSection()
     public var watchdog = WatchdogSection()
+    public var lifecycle = LifecycleSection()
     public var connections: [ConnectEntry] = [ConnectEntry(from: "codec.in", to: "codec.out")]
 
     public init() {}
@@ -81,6 +82,21 @@ public struct WatchdogSection: Sendable, Equatable {
     public var timeout = 15
 
     public init() {}
+}
+
+/// `[lifecycle]`: when the codec is suspended and how it fades.
+public struct LifecycleSection: Sendable, Equatable {
+    /// Seconds not in use (no client port, no take) before the codec is suspended; 0 = never.
+    /// The default keeps an appliance's codec running: a board config opts in.
+    public var suspendAfter = 0.0
+    /// The fade-in at every start and the fade-out before every suspend and stop, in ms
+    /// (0: none, for measurements that compare the outputs bit for bit from the first frame).
+    public var fadeMs = 20.0
+
+    public init() {}
+
+    public static let suspendAfterRange = 0.0...86_400.0
+    public static let fadeRange = 0.0...1000.0
 }
 
 /// `[[connect]]`: a connection made at start.

@@ -15,9 +15,12 @@ public struct EngineSettings: Sendable, Equatable {
     public var toneSignal: ToneSignal
     public var toneFrequency: Double
     public var toneLevelDB: Double
+    /// The codec outputs' fade in and out, in ms (0: none, as for offline renders).
+    public var fadeMilliseconds: Double
 
     public init(sampleRate: Int, maxFrames: Int, inputs: Int, outputs: Int,
-                toneSignal: ToneSignal = .sine, toneFrequency: Double = 1000, toneLevelDB: Double = -20) {
+                toneSignal: ToneSignal = .sine, toneFrequency: Double = 1000, toneLevelDB: Double = -20,
+                fadeMilliseconds: Double = 0) {
         self.sampleRate = sampleRate
         self.maxFrames = maxFrames
         self.inputs = inputs
@@ -25,6 +28,7 @@ public struct EngineSettings: Sendable, Equatable {
         self.toneSignal = toneSignal
         self.toneFrequency = toneFrequency
         self.toneLevelDB = toneLevelDB
+        self.fadeMilliseconds = fadeMilliseconds
     }
 }
 
@@ -39,6 +43,8 @@ public final class Engine: @unchecked Sendable {
     public let captureBuffer: AudioBuffer
     /// `codec.out`: the driver reads the period to play from here after `process`.
     public let playbackBuffer: AudioBuffer
+    /// The codec outputs' fade in and out (`EngineSettings.fadeMilliseconds`).
+    public let outputFade: OutputFade
 
     private struct ControlState {
         /// By name, in the order the ports were added (listings show that order).
@@ -68,6 +74,7 @@ public final class Engine: @unchecked Sendable {
                                                  levelDB: settings.toneLevelDB, sampleRate: settings.sampleRate))
         captureBuffer = codecIn.buffer
         playbackBuffer = codecOut.buffer
+        outputFade = OutputFade(milliseconds: settings.fadeMilliseconds, sampleRate: settings.sampleRate)
         let ports = [codecIn, tone, codecOut]
         control = Mutex(ControlState(ports: OrderedDictionary(uniqueKeysWithValues: ports.map { ($0.descriptor.name, $0) })))
         exchange = SnapshotExchange(initial: GraphPlanner.snapshot(ports: ports, edges: []))
@@ -82,6 +89,7 @@ public final class Engine: @unchecked Sendable {
         let snapshot = exchange.acquire()
         snapshot._withUnsafeGuaranteedRef { $0.run(frames: frames, cycle: cycle) }
         exchange.advance()
+        outputFade.apply(to: playbackBuffer, frames: frames)
     }
 
     // MARK: Control side
