@@ -1,3 +1,4 @@
+import StageboxRealtime
 import StageboxEngine
 import StageboxPortRules
 import StageboxProtocol
@@ -8,6 +9,7 @@ extension BusServer {
     var ringFrames: Int { max(16384, 32 * period) }
 
     func createPort(_ request: PortRequest, client: String, session: ClientSession, id: UInt32) {
+        portRequestedAt.store(monotonicNanoseconds(), ordering: .relaxed)
         guard session.ports.count < settings.maxPortsPerClient else {
             return reply(session, id, .error(.limit, "\(client) has its maximum of \(settings.maxPortsPerClient) ports"))
         }

@@ -34,6 +34,9 @@ public struct Console: Sendable {
         .init(name: "trigger", usage: "trigger NAME", summary: "fire a trigger"),
         .init(name: "triggers", usage: "triggers", summary: "the triggers and their states"),
         .init(name: "reset-stats", usage: "reset-stats", summary: "zero the statistics and the xrun list"),
+        .init(name: "suspend", usage: "suspend", summary: "close the codec now (refused while in use)"),
+        .init(name: "resume", usage: "resume", summary: "open the codec again"),
+        .init(name: "lifecycle", usage: "lifecycle", summary: "the last lifecycle changes with times"),
     ]
 
     /// Command names and, after a command that takes ports, port names: for Tab.
@@ -66,7 +69,7 @@ public struct Console: Sendable {
     }
 
     /// How the answers of commands that failed begin.
-    static let failurePrefixes = ["unknown command '", "usage: ", "no command '", "no trigger named ", "log: N must"]
+    static let failurePrefixes = ["unknown command '", "usage: ", "no command '", "no trigger named ", "log: N must", "refused: "]
 
     private func answer(_ line: String) -> String {
         let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
@@ -100,6 +103,11 @@ public struct Console: Sendable {
             }
             return "\(args[0]): \(state)"
         case ("triggers", 0): return triggers()
+        case ("suspend", 0): return context.suspend() ?? "suspending: the outputs fade out, then the codec closes"
+        case ("resume", 0): return context.resume()
+        case ("lifecycle", 0):
+            let lines = context.lifecycleChanges
+            return lines.isEmpty ? "no changes yet" : lines.joined(separator: "\n")
         case ("reset-stats", 0):
             context.statistics.reset()
             context.clearXruns()

@@ -78,8 +78,17 @@ public protocol ConsoleContext: Sendable {
     func clearXruns()
     /// Clients disconnected because their shared memory was found corrupt.
     var ringFaults: Int { get }
+    /// Suspends the codec; nil when it will, else why it is refused (in use, not running).
+    func suspend() -> String?
+    /// Brings a suspended codec back; says what happens.
+    func resume() -> String
+    /// The last lifecycle changes, oldest first, one line each.
+    var lifecycleChanges: [String] { get }
 }
 
 extension ConsoleContext {
     public var ringFaults: Int { 0 }
+    public func suspend() -> String? { "refused: this stagebox has no lifecycle" }
+    public func resume() -> String { "this stagebox has no lifecycle" }
+    public var lifecycleChanges: [String] { [] }
 }

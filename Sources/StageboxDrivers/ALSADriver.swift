@@ -243,6 +243,8 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
 
     /// Pre-fills playback with a whole buffer of silence and starts both streams together.
     private func start(_ cap: PCMDevice?, _ play: PCMDevice) -> ALSAError? {
+        // Every start (the first, a resume, a restart after an xrun) fades the outputs in.
+        engine.outputFade.fadeInFromSilence()
         if let cap { snd_pcm_prepare(cap.handle) }
         if !linked.load(ordering: .relaxed) { snd_pcm_prepare(play.handle) }
         let filled = play.writeSilence(frames: parameters.bufferFrames)

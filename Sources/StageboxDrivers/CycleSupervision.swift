@@ -8,6 +8,8 @@ struct CycleSupervision {
     let control: DriverControl
     let periodNanos: Int64
     private var lastWake: Int64 = 0
+    /// No period processed yet since the streams (re)started.
+    private var awaitingFirstPeriod = true
 
     init(control: DriverControl, periodNanos: Int64) {
         self.control = control
@@ -16,7 +18,10 @@ struct CycleSupervision {
     }
 
     /// Forgets the last wakeup: the streams (re)started, and the gap before is no lateness.
-    mutating func restart() { lastWake = 0 }
+    mutating func restart() {
+        lastWake = 0
+        awaitingFirstPeriod = true
+    }
 
     /// A wakeup at `now`. `due` is when the period was due on the codec's clock (0: not known);
     /// `paced` says whether the loop waits at all (a free-running loop is never late).
@@ -38,7 +43,11 @@ struct CycleSupervision {
 
     /// One period processed, started at `t0`.
     @inline(__always)
-    func cycleDone(frames: Int, startedAt t0: Int64) {
+    mutating func cycleDone(frames: Int, startedAt t0: Int64) {
+        if awaitingFirstPeriod {
+            awaitingFirstPeriod = false
+            control.firstPeriodAt.store(t0, ordering: .relaxed)
+        }
         control.framesProcessed.add(frames, ordering: .relaxed)
         control.statistics.recordCycle(nanos: Int(monotonicNanoseconds() - t0))
     }

@@ -70,6 +70,9 @@ public final class DriverControl: Sendable {
 
     /// Where the driver is, as its supervisor moved it.
     public let state = Atomic<DriverState>(.stopped)
+    /// When the first period after the last start of the streams was processed (monotonic
+    /// nanoseconds): how long a start or resume took.
+    public let firstPeriodAt = Atomic<Int64>(0)
     /// While `waitingForDevice`: when the next try is, in monotonic nanoseconds.
     public let retryAt = Atomic<Int64>(0)
 

@@ -1,4 +1,5 @@
 import Logging
+import StageboxFormatting
 import StageboxRealtime
 
 #if canImport(Glibc)
@@ -34,6 +35,9 @@ public final class DriverSupervisor {
     public func run(tick: () -> Void) throws(DriverError) {
         defer { control.state.store(.stopped, ordering: .relaxed) }
         var backoffMs = firstBackoffMs
+        // When a running codec last failed: the first reopen is at once (an appliance in use
+        // must come back now); backoff is for a device that stays away.
+        var failedAt: Int64?
         while !control.stopRequested {
             if control.pauseRequested {
                 control.state.store(.paused, ordering: .relaxed)
@@ -54,7 +58,7 @@ public final class DriverSupervisor {
             }
             backoffMs = firstBackoffMs
             for (level, line) in driver.openReport() { logger.log(level: level, Logger.Message(stringLiteral: line)) }
-            let failure = runOnce(tick: tick)
+            let failure = runOnce(failedAt: &failedAt, tick: tick)
             driver.close()
             switch failure {
             case nil:
@@ -65,8 +69,14 @@ public final class DriverSupervisor {
                 try driver.finish()
                 return
             case let error? where error.isRetryable:
-                logger.error("\(error); reopening in \(backoffMs) ms")
-                wait(backoffMs, tick: tick)
+                if failedAt == nil {
+                    failedAt = monotonicNanoseconds()
+                    logger.error("\(error); reopening at once")
+                } else {
+                    logger.error("\(error); reopening in \(backoffMs) ms")
+                    wait(backoffMs, tick: tick)
+                    backoffMs = min(backoffMs * 2, longestBackoffMs)
+                }
             case let error?:
                 try? driver.finish()
                 throw error
@@ -75,12 +85,15 @@ public final class DriverSupervisor {
         try driver.finish()
     }
 
-    /// One run of the loop on its own thread; returns how it ended.
-    private func runOnce(tick: () -> Void) -> DriverError? {
+    /// One run of the loop on its own thread; returns how it ended. After a failure
+    /// (`failedAt`), says how long the codec was gone once the first period is processed.
+    private func runOnce(failedAt: inout Int64?, tick: () -> Void) -> DriverError? {
         let driver = self.driver
         let logger = self.logger
         var reportedStart = false
         var serviceError: DriverError?
+        var failed = failedAt
+        let control = self.control
         control.state.store(.running, ordering: .relaxed)
         let started: (DriverError?, RealtimeOutcome)
         do {
@@ -88,6 +101,11 @@ public final class DriverSupervisor {
             if !reportedStart, let line = driver.startReport() {
                 reportedStart = true
                 logger.info(Logger.Message(stringLiteral: line))
+            }
+            if let since = failed, control.firstPeriodAt.load(ordering: .relaxed) > since {
+                let gap = Double(control.firstPeriodAt.load(ordering: .relaxed) - since) / 1e6
+                logger.notice(Logger.Message(stringLiteral: "restarted: audio again \(fixed(gap, digits: 1)) ms after the failure"))
+                failed = nil
             }
             if serviceError == nil {
                 do throws(DriverError) { try driver.service() } catch {
@@ -102,6 +120,7 @@ public final class DriverSupervisor {
         } catch {
             return .thread(error)
         }
+        failedAt = failed
         let (failure, outcome) = started
         if case let .refused(priority, code) = outcome {
             logger.warning(Logger.Message(stringLiteral: "SCHED_FIFO priority \(priority) refused "

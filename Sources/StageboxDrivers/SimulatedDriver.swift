@@ -73,6 +73,7 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
         let first = position
         let nanosPerFrame = 1e9 / Double(rate) / speed
         timing.restart()
+        engine.outputFade.fadeInFromSilence() // every start and resume fades the outputs in
         while !control.shouldStop() {
             // The period boundary on the simulated codec's clock.
             let deadline = start + Int64(Double(position - first + Int64(period)) * nanosPerFrame)

@@ -11,8 +11,8 @@ public struct LifecycleMachine: Sendable {
         public var suspendAfter: Double
         /// The fade's length, in seconds.
         public var fadeSeconds: Double
-        /// After a start or a resume, the codec runs at least this long before it may suspend
-        /// again (a client that makes and removes ports in a loop cannot make it flap).
+        /// After a resume, the codec runs at least this long before it may suspend again (a
+        /// client that makes and removes ports in a loop cannot make it flap).
         public var minimumRun: Double
         /// How long starting or resuming may take before the watchdog is no longer fed.
         public var startGrace: Double
@@ -82,6 +82,8 @@ public struct LifecycleMachine: Sendable {
     private var framesAtEntry = 0
     private var lastProgressAt: Double
     private var pauseSent = false
+    /// When the codec last came back from a suspend.
+    private var resumedAt: Double?
     private var resumeAsked = false
     private var suspendAsked = false
     private var stopAsked = false
@@ -110,6 +112,7 @@ public struct LifecycleMachine: Sendable {
             if o.driver == .waitingForDevice {
                 if state != .waitingForCodec { move(to: .waitingForCodec, at: now, "the codec cannot be opened") }
             } else if o.driver == .running && o.framesProcessed > framesAtEntry {
+                if state == .resuming { resumedAt = now }
                 move(to: .running, at: now, o.use.description)
             }
             return []
@@ -126,7 +129,7 @@ public struct LifecycleMachine: Sendable {
                 return [.fadeOut]
             }
             if settings.suspendAfter > 0, let idle = idleSince, now - idle >= settings.suspendAfter,
-               now - enteredAt >= settings.minimumRun {
+               now - (resumedAt ?? -.infinity) >= settings.minimumRun {
                 move(to: .suspending, at: now, "not in use for \(Int(now - idle)) s")
                 return [.fadeOut]
             }
@@ -140,6 +143,7 @@ public struct LifecycleMachine: Sendable {
                     move(to: .resuming, at: now, why)
                     return [.resumeDriver]
                 }
+                resumedAt = now
                 move(to: .running, at: now, why)
                 return [.fadeIn]
             }

@@ -43,6 +43,22 @@ public final class WatchdogFeeder: @unchecked Sendable {
         feeds.add(1, ordering: .relaxed)
     }
 
+    /// Called from the control thread, about every 50 ms, with whether the lifecycle is healthy
+    /// (running with frames moving, or suspended with nothing in use, or starting, resuming,
+    /// suspending within their bounded time). Unhealthy: no feed, and the board resets.
+    public func tick(healthy: Bool, now: Int64 = monotonicNanoseconds()) {
+        guard isActive, now - lastCheckNanos >= intervalNanos else { return }
+        lastCheckNanos = now
+        guard healthy else { return }
+        hardware?.feed()
+        if systemd?.watchdogIntervalNanos != nil { systemd?.notify("WATCHDOG=1") }
+        lastFeedNanos.store(now, ordering: .relaxed)
+        feeds.add(1, ordering: .relaxed)
+    }
+
+    /// Tells systemd something (`STATUS=…`, `READY=1`), when it started stagebox.
+    public func notifySystemd(_ text: String) { systemd?.notify(text) }
+
     /// A clean stop: disarms the hardware watchdog so that it does not reset the board.
     public func stop() {
         hardware?.disarm()
@@ -61,7 +77,7 @@ public final class WatchdogFeeder: @unchecked Sendable {
         guard count > 0 else { return parts.joined(separator: " + ") + ", not fed yet (waiting for audio)" }
         let ago = Double(now - lastFeedNanos.load(ordering: .relaxed)) / 1e9
         let fed = "fed \(fixed(ago, digits: 1)) s ago"
-        let starving = ago > Double(intervalNanos) / 1e9 * 2 ? " (STARVING: the audio loop makes no progress)" : ""
+        let starving = ago > Double(intervalNanos) / 1e9 * 2 ? " (STARVING: the lifecycle is not healthy)" : ""
         return parts.joined(separator: " + ") + ", \(fed)\(starving)"
     }
 }

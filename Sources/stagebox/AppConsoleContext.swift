@@ -7,6 +7,8 @@ import StageboxConsole
 import StageboxControls
 import StageboxWatchdog
 import StageboxLogging
+import StageboxLifecycle
+import StageboxFormatting
 import StageboxRealtime
 import Synchronization
 
@@ -27,12 +29,13 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let server: BusServer?
     let configuration: [String]
     let watchdogFeeder: WatchdogFeeder
+    let lifecycle: LifecycleController
     /// The last `historyLength` events of the audio thread, oldest first.
     private let history = Mutex<Deque<XrunRecord>>([])
     private let historyLength = 32
 
     init(loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
-         server: BusServer?, watchdog: WatchdogFeeder) {
+         server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController) {
         let audio = loaded.config.audio
         self.driver = driver
         sampleRate = audio.rate
@@ -44,6 +47,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         self.control = control
         self.server = server
         watchdogFeeder = watchdog
+        self.lifecycle = lifecycle
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "
@@ -62,12 +66,26 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
 
     var statistics: AudioStatistics { control.statistics }
 
-    /// Where the codec is: running, or waiting for it and when the next try is.
+    /// The lifecycle's state and why; while the codec cannot be opened, when the next try is.
     var lifecycleState: String {
-        let state = control.state.load(ordering: .relaxed)
-        guard state == .waitingForDevice else { return state.description }
+        guard control.state.load(ordering: .relaxed) == .waitingForDevice else { return lifecycle.summary() }
         let left = max(0, control.retryAt.load(ordering: .relaxed) - monotonicNanoseconds())
         return "waiting for the codec (retry in \((left + 999_999_999) / 1_000_000_000) s)"
+    }
+
+    func suspend() -> String? { lifecycle.suspend()?.description }
+
+    func resume() -> String {
+        let before = lifecycle.state
+        lifecycle.resume()
+        return before == .suspended || before == .suspending ? "resuming" : "the codec is \(before.rawValue); nothing to resume"
+    }
+
+    var lifecycleChanges: [String] {
+        let start = Double(startedAt) / 1e9
+        return lifecycle.changes.map {
+            "\(fixed($0.time - start, digits: 1).leftPadded(9)) s  \($0.from.rawValue) → \($0.to.rawValue)  \($0.reason)"
+        }
     }
     var watchdog: String? { watchdogFeeder.describe() }
 

@@ -3,11 +3,14 @@ import StageboxConfig
 
 /// Builds the engine a configuration describes and makes its connections.
 enum EngineBuilder {
-    static func settings(for config: StageboxConfiguration) -> EngineSettings {
+    /// - Parameter fades: whether the codec outputs fade in and out (`[lifecycle] fade_ms`): for
+    ///   a running codec; an offline render is not faded.
+    static func settings(for config: StageboxConfiguration, fades: Bool = false) -> EngineSettings {
         EngineSettings(sampleRate: config.audio.rate, maxFrames: config.audio.period,
                        inputs: config.audio.inputs, outputs: config.audio.outputs,
                        toneSignal: ToneSignal(rawValue: config.tone.signal) ?? .sine,
-                       toneFrequency: config.tone.frequency, toneLevelDB: config.tone.levelDB)
+                       toneFrequency: config.tone.frequency, toneLevelDB: config.tone.levelDB,
+                       fadeMilliseconds: fades ? config.lifecycle.fadeMs : 0)
     }
 
     /// The engine with every `[[connect]]` that can be made; the ones that cannot are returned
@@ -15,9 +18,9 @@ enum EngineBuilder {
     ///
     /// `uncertainPorts` are ports whose channel count is only a default because its key had a
     /// problem: a connection to them is still checked for everything but its channels.
-    static func make(_ config: StageboxConfiguration, file: String,
+    static func make(_ config: StageboxConfiguration, file: String, fades: Bool = false,
                      uncertainPorts: Set<String> = []) -> (Engine, [ConfigProblem]) {
-        let engine = Engine(settings: settings(for: config))
+        let engine = Engine(settings: settings(for: config, fades: fades))
         var problems: [ConfigProblem] = []
         for c in config.connections {
             do {

@@ -10,6 +10,8 @@ import StageboxControls
 import StageboxConfig
 import StageboxConsole
 import StageboxWatchdog
+import StageboxLifecycle
+import Synchronization
 import StageboxRealtime
 
 #if canImport(Glibc)
@@ -69,7 +71,7 @@ struct RunCommand: ParsableCommand {
         for problem in loaded.problems { logger.error("\(problem)") }
         if !loaded.problems.isEmpty { logger.warning("the configuration has problems; running on the built-in defaults") }
         let configuration = loaded.config
-        let (engine, connectionProblems) = EngineBuilder.make(configuration, file: loaded.source.description)
+        let (engine, connectionProblems) = EngineBuilder.make(configuration, file: loaded.source.description, fades: true)
         for problem in connectionProblems { logger.error("\(problem)") }
         logger.info("stagebox \(StageboxVersion.string): configuration from \(loaded.source)")
 
@@ -90,10 +92,14 @@ struct RunCommand: ParsableCommand {
         }
         let watchdog = Self.startWatchdog(configuration.watchdog, logger: logger)
         defer { watchdog.stop() }
+        let lifecycle = Self.startLifecycle(configuration.lifecycle, control: control, engine: engine,
+                                            watchdog: watchdog, server: server, logger: logger)
+        // A trigger fired (a button, the console, a client) wants the codec: it resumes.
+        triggers.onChange { _, _ in lifecycle.resume() }
         let consoleDevice = consolePlace(configuration.console)
         let context = AppConsoleContext(loaded: loaded, driver: driver.name, consoleDevice: consoleDevice,
-                                        engine: engine, triggers: triggers,
-                                        control: control, server: server, watchdog: watchdog)
+                                        engine: engine, triggers: triggers, control: control, server: server,
+                                        watchdog: watchdog, lifecycle: lifecycle)
         let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
         let console = startConsole(configuration.console, device: consoleDevice, context: context, logger: logger)
         // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
@@ -106,7 +112,9 @@ struct RunCommand: ParsableCommand {
             console?.stop()
         }
         do {
-            try DriverSupervisor(driver: driver, logger: logger).run { tick(control, events, watchdog) }
+            try DriverSupervisor(driver: driver, logger: logger).run {
+                tick(events: events, watchdog: watchdog, lifecycle: lifecycle, server: server)
+            }
         } catch {
             events.finish()
             logger.critical("\(error)")
@@ -185,8 +193,31 @@ struct RunCommand: ParsableCommand {
             }
         }
         let systemd = SystemdNotifier()
-        systemd?.notify("READY=1")
         return WatchdogFeeder(hardware: hardware, timeoutSeconds: timeout, systemd: systemd)
+    }
+
+    /// The lifecycle's owner: every change is logged, told to systemd (`STATUS=`, and `READY=1`
+    /// once the codec first runs) and kept for the console.
+    static func startLifecycle(_ section: LifecycleSection, control: DriverControl, engine: Engine,
+                               watchdog: WatchdogFeeder, server: BusServer?, logger: Logger) -> LifecycleController {
+        let settings = LifecycleMachine.Settings(suspendAfter: section.suspendAfter, fadeSeconds: section.fadeMs / 1000)
+        let ready = Atomic<Bool>(false)
+        let resumeBegan = Atomic<Int64>(0)
+        return LifecycleController(settings: settings, control: control, fade: engine.outputFade) { change in
+            logger.notice("lifecycle: \(change.from.rawValue) → \(change.to.rawValue) (\(change.reason))")
+            if change.to == .resuming { resumeBegan.store(monotonicNanoseconds(), ordering: .relaxed) }
+            if change.from == .resuming && change.to == .running {
+                let first = control.firstPeriodAt.load(ordering: .relaxed)
+                let began = resumeBegan.load(ordering: .relaxed)
+                let asked = server?.portRequestedAt.load(ordering: .relaxed) ?? 0
+                // Timed from the client's port request when that is what woke the codec.
+                let (from, what) = asked > began - 1_000_000_000 && asked <= began
+                    ? (asked, "the client asked for its port") : (began, "the resume began")
+                logger.notice("lifecycle: resumed: the first period \(fixed(Double(first - from) / 1e6, digits: 1)) ms after \(what)")
+            }
+            watchdog.notifySystemd("STATUS=\(change.to.rawValue): \(change.reason)")
+            if change.to == .running && !ready.exchange(true, ordering: .relaxed) { watchdog.notifySystemd("READY=1") }
+        }
     }
 
     /// The triggers Stagebox always has: `mute` toggles the codec inputs' mute.
@@ -244,8 +275,10 @@ enum SerialPorts {
 }
 
 /// The control thread's periodic work while audio runs.
-private func tick(_ control: DriverControl, _ events: EventLog, _ watchdog: WatchdogFeeder) {
-    if StopSignals.stopRequested { control.requestStop() }
+private func tick(events: EventLog, watchdog: WatchdogFeeder, lifecycle: LifecycleController, server: BusServer?) {
+    // A signal stops cleanly: the outputs fade out before the streams close.
+    if StopSignals.stopRequested { lifecycle.stop() }
     events.drain()
-    watchdog.tick(framesProcessed: control.framesProcessed.load(ordering: .relaxed))
+    let use = BusUse(clientPorts: server?.clients.reduce(0) { $0 + $1.ports.count } ?? 0)
+    watchdog.tick(healthy: lifecycle.tick(use: use))
 }

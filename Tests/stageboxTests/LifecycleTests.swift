@@ -1,0 +1,105 @@
+import Foundation
+import StageboxAudioFiles
+import StageboxTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The lifecycle on the simulated board: suspend when idle, never while in use, resume for a
+/// client port, fades without a click at start, suspend, resume and a clean stop.
+@Suite(.serialized) struct LifecycleTests {
+    private func status(_ board: SimulatedBoard) -> String {
+        (try? board.stagebox(["console", "--execute", "status"]).stdout) ?? ""
+    }
+
+    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition()
+    }
+
+    @Test func suspendsWhenIdleAndResumesForAClientPort() throws {
+        let board = try SimulatedBoard(config: "[lifecycle]\nsuspend_after = 1\nfade_ms = 20\n")
+        var log = ""
+        defer { if log.isEmpty { log = board.stop() } }
+        #expect(waitFor(10) { status(board).contains("suspended: not in use for") }, "\(status(board))")
+        let noise = try board.start(["noise", "--port", "n.out", "--to", "codec.out", "--seconds", "2"])
+        #expect(waitFor(5) { status(board).contains("running: 1 client port") }, "\(status(board))")
+        noise.waitUntilExit()
+        #expect(noise.terminationStatus == 0)
+        let changes = try board.stagebox(["console", "--execute", "lifecycle"]).stdout
+        for step in ["starting → running", "running → suspending", "suspending → suspended",
+                     "suspended → resuming  1 client port", "resuming → running"] {
+            #expect(changes.contains(step), "\(step) in \(changes)")
+        }
+        log = board.stop()
+        let resumed = log.split(separator: "\n").first { $0.contains("resumed: the first period") }
+        #expect(resumed != nil, "\(log)")
+        if let resumed { print("simulated board, \(resumed.split(separator: "]").last ?? "")") }
+        #expect(log.contains("lifecycle: running → stopping (stop requested)"))
+    }
+
+    @Test func neverSuspendsWhileAClientIsConnected() throws {
+        let board = try SimulatedBoard(config: "[lifecycle]\nsuspend_after = 1\n")
+        defer { _ = board.stop() }
+        let recorder = try board.start(["record", board.scratch.path("r.wav"), "--port", "rec.in",
+                                        "--from", "codec.in", "--seconds", "60"])
+        defer { recorder.interrupt(); recorder.waitUntilExit() }
+        #expect(waitFor(5) { status(board).contains("running: 1 client port") })
+        usleep(3_500_000) // 3.5 × suspend_after
+        #expect(status(board).contains("running: 1 client port"), "\(status(board))")
+        let refused = try board.stagebox(["console", "--execute", "suspend"])
+        #expect(refused.status == 1)
+        #expect(refused.stdout.contains("refused: the bus is in use (1 client port)"), "\(refused.stdout)")
+        let changes = try board.stagebox(["console", "--execute", "lifecycle"]).stdout
+        #expect(!changes.contains("suspending"), "\(changes)")
+    }
+
+    /// The output WAV of a run that starts, suspends, resumes and stops on SIGTERM: every fade
+    /// is there, and no sample steps further than the tone itself does.
+    @Test func fadesLeaveNoStepInTheOutput() throws {
+        let wav = FileManager.default.temporaryDirectory.appendingPathComponent("fades-\(UUID().uuidString).wav").path
+        defer { unlink(wav) }
+        let board = try SimulatedBoard(config: """
+            [lifecycle]
+            suspend_after = 1
+            fade_ms = 20
+
+            [tone]
+            signal = "sine"
+            frequency = 1000
+            level_db = -20
+
+            [[connect]]
+            from = "tone"
+            to = "codec.out"
+            """, arguments: ["--output", wav, "--input-signal", "silence"])
+        #expect(waitFor(10) { status(board).contains("suspended") })
+        let resumed = try board.stagebox(["console", "--execute", "resume"])
+        #expect(resumed.stdout.contains("resuming"))
+        #expect(waitFor(5) { status(board).contains("running") })
+        usleep(500_000)
+        let log = board.stop() // SIGINT: a clean stop, faded
+        #expect(log.contains("running → stopping"), "\(log)")
+        let samples = try AudioFileReader(path: wav).readAll()
+        let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+        let amplitude: Float = 0.1 // -20 dBFS
+        let toneStep = amplitude * 2 * .pi * 1000 / 48000
+        let steps = zip(left, left.dropFirst()).map { abs($1 - $0) }
+        #expect(steps.max()! <= toneStep * 1.05, "largest step \(steps.max()!) vs the tone's own \(toneStep)")
+        #expect(abs(left.first!) < 0.001 && abs(left.last!) < 0.001, "starts and ends in silence")
+        // Two runs of sound (start → suspend, resume → stop), each faded in and out: the
+        // envelope reaches the tone's level in between, and silence at the seam.
+        let blocks = stride(from: 0, to: left.count - 48, by: 48).map { i in left[i..<(i + 48)].map { abs($0) }.max()! }
+        let loud = blocks.map { $0 > amplitude * 0.9 }
+        let runs = zip(loud, loud.dropFirst()).filter { !$0 && $1 }.count + (loud.first == true ? 1 : 0)
+        #expect(runs == 2, "two runs of sound, got \(runs)")
+    }
+}
