@@ -30,7 +30,9 @@ typedef struct stagebox_port stagebox_port;
 typedef struct stagebox_vonage_device stagebox_vonage_device;
 typedef struct stagebox_agora stagebox_agora;
 
-/* Connecting. socket_path NULL means /run/stagebox/bus.sock. */
+/* Connecting. socket_path NULL means where `stagebox run` listens when nothing names a socket:
+ * $STAGEBOX_SOCKET, else /run/stagebox/bus.sock for root, else $XDG_RUNTIME_DIR/stagebox/bus.sock,
+ * else /tmp/stagebox-UID/bus.sock. */
 stagebox_client *stagebox_connect(const char *socket_path, const char *client_name, char *error, size_t error_size);
 void stagebox_disconnect(stagebox_client *client);
 int stagebox_bus_sample_rate(const stagebox_client *client);

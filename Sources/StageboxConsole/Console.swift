@@ -28,7 +28,7 @@ public struct Console: Sendable {
         .init(name: "unmute", usage: "unmute PORT", summary: "unmute a port"),
         .init(name: "clients", usage: "clients", summary: "client programs with their ports, rates and glitches"),
         .init(name: "xruns", usage: "xruns", summary: "the last 32 xruns with time, kind and duration"),
-        .init(name: "meters", usage: "meters", summary: "peak and RMS of every port channel in dBFS"),
+        .init(name: "meters", usage: "meters", summary: "peak and RMS of every port channel, dBFS; a key ends it"),
         .init(name: "log", usage: "log [N]", summary: "the last N lines of the log (default 20)"),
         .init(name: "config", usage: "config", summary: "the configuration in effect and its problems"),
         .init(name: "trigger", usage: "trigger NAME", summary: "fire a trigger"),
@@ -37,6 +37,8 @@ public struct Console: Sendable {
         .init(name: "suspend", usage: "suspend", summary: "close the codec now (refused while in use)"),
         .init(name: "resume", usage: "resume", summary: "open the codec again"),
         .init(name: "lifecycle", usage: "lifecycle", summary: "the last lifecycle changes with times"),
+        .init(name: "exit", usage: "exit", summary: "stop stagebox on its terminal, leave `stagebox console`"),
+        .init(name: "quit", usage: "quit", summary: "the same as exit"),
     ]
 
     /// Command names and, after a command that takes ports, port names: for Tab.
@@ -103,6 +105,10 @@ public struct Console: Sendable {
             }
             return "\(args[0]): \(state)"
         case ("triggers", 0): return triggers()
+        case ("exit", 0), ("quit", 0):
+            // Reached only where the line is not taken first: the terminal stagebox runs in
+            // stops it, `stagebox console` leaves, and a serial console says it cannot.
+            return "exit and quit stop stagebox on the terminal it runs in and leave `stagebox console`; here they do nothing"
         case ("suspend", 0): return context.suspend() ?? "suspending: the outputs fade out, then the codec closes"
         case ("resume", 0): return context.resume()
         case ("lifecycle", 0):

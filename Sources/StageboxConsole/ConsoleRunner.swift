@@ -29,6 +29,8 @@ public final class ConsoleRunner: @unchecked Sendable {
     /// What the input line shows now (the prompt and what is typed; empty while a command
     /// answers), under the lock that keeps the runner's output and log lines apart.
     private let terminal = Mutex<String>("")
+    /// Stopping stagebox was asked for here: the prompt is not shown again.
+    private var quitting = false
 
     /// - Parameters:
     ///   - rawTerminal: put `input` in raw mode (no echo, no line buffering) while running, for a
@@ -101,15 +103,15 @@ public final class ConsoleRunner: @unchecked Sendable {
     }
 
     private func handle(_ byte: UInt8) {
+        guard !quitting else { return }
         let (echo, event) = editor.feed(byte)
         if event != nil { showing("") } // a command answers: log lines go above its answer
-        defer { showing(editor.prompt + editor.line) }
+        defer { if !quitting { showing(editor.prompt + editor.line) } }
         if !echo.isEmpty { send(echo) }
         switch event {
         case .line(let line)? where ["exit", "quit"].contains(line.trimmingSpaces):
             if let quit {
-                send("stopping\r\n")
-                quit()
+                stopStagebox(quit)
             } else {
                 send("the console cannot stop the appliance; it runs until it is switched off\r\n" + editor.prompt)
             }
@@ -122,8 +124,7 @@ public final class ConsoleRunner: @unchecked Sendable {
             }
         case .cancelled?, .endOfInput?:
             if let quit {
-                send("stopping\r\n")
-                quit()
+                stopStagebox(quit)
             } else {
                 send(editor.prompt)
             }
@@ -137,6 +138,14 @@ public final class ConsoleRunner: @unchecked Sendable {
         case nil:
             break
         }
+    }
+
+    /// Stops stagebox from its terminal: no prompt again, the log goes on on plain lines.
+    private func stopStagebox(_ quit: @Sendable () -> Void) {
+        quitting = true
+        send("stopping\r\n")
+        showing("")
+        quit()
     }
 
     /// Live meters, redrawn in place four times a second until a key is pressed.

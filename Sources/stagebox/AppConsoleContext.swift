@@ -57,8 +57,12 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
                      "[bus] socket=\(loaded.config.bus.socket)",
                      "[console] device=\(consoleDevice)"
                          + (consoleDevice == "stdio" ? " (the terminal stagebox runs in)" : " baud=\(loaded.config.console.baud)")
-                         + (consoleDevice != loaded.config.console.device ? " (the file says \(loaded.config.console.device))" : ""),
-                     "[watchdog] device=\(loaded.config.watchdog.device) timeout=\(loaded.config.watchdog.timeout)"]
+                         + (consoleDevice != loaded.config.console.device && loaded.config.console.deviceGiven
+                            ? " (the file says \(loaded.config.console.device))" : ""),
+                     "[watchdog] device=\(loaded.config.watchdog.device) timeout=\(loaded.config.watchdog.timeout)",
+                     "[lifecycle] suspend_after=\(fixed(loaded.config.lifecycle.suspendAfter, digits: 1)) s"
+                         + (loaded.config.lifecycle.suspendAfter == 0 ? " (never)" : "")
+                         + " fade_ms=\(fixed(loaded.config.lifecycle.fadeMs, digits: 1))"]
         lines += loaded.problems.isEmpty ? ["no problems"] : ["problems (the defaults are in effect):"]
             + loaded.problems.map { "  \($0)" }
         configuration = lines

@@ -15,9 +15,14 @@ struct PlayCommand: ParsableCommand {
     @OptionGroup var bus: BusOptions
     @Argument(help: "The WAV file.") var file: String
     @Option(help: "The sender port to create, CLIENT.PORT.") var port: String
-    @Option(help: "Connect the port to this receiver (or filter) once it exists.") var to: String?
+    @Option(help: "Connect the port to this receiver (or filter); wait for it to appear on the bus (see --wait).")
+    var to: String?
+    @Option(help: "With --to: how many seconds to wait for it to appear (0: it must be there now).") var wait = 10.0
 
-    func validate() throws { _ = try splitPortName(port) }
+    func validate() throws {
+        _ = try splitPortName(port)
+        if !(wait >= 0) { throw ValidationError("--wait must be 0 or more seconds, not \(wait)") }
+    }
 
     func run() throws {
         let (clientName, portName) = try splitPortName(port)
@@ -33,6 +38,7 @@ struct PlayCommand: ParsableCommand {
             try client.addSender(name: portName, title: file, channels: reader.channels, sampleRate: reader.sampleRate)
         }
         if let to {
+            try waitForPort(to, on: client, seconds: wait, command: "play")
             try busRequest { () throws(BusClientError) in try client.connect(from: sender.name, to: to) }
             // A new connection fades in over one period: start the file once it has.
             for _ in 0..<100 where !sender.isConnected { usleep(10_000) }
@@ -96,14 +102,15 @@ struct RecordCommand: ParsableCommand {
         let receiver = try busRequest { () throws(BusClientError) in
             try client.addReceiver(name: portName, title: file, channels: channels)
         }
+        // The source first: a record that cannot start leaves no empty file behind.
+        if let from {
+            try waitForPort(from, on: client, seconds: wait, command: "record")
+            try busRequest { () throws(BusClientError) in try client.connect(from: from, to: receiver.name) }
+        }
         let writer: AudioFileWriter
         do { writer = try AudioFileWriter(path: file, sampleRate: client.sampleRate, channels: channels, encoding: enc) } catch {
             printError("stagebox record: \(error)")
             throw ExitCode(1)
-        }
-        if let from {
-            try waitForPort(from, on: client, seconds: wait)
-            try busRequest { () throws(BusClientError) in try client.connect(from: from, to: receiver.name) }
         }
         let limit = seconds.map { Int($0 * Double(client.sampleRate)) }
         let block = client.period
@@ -126,7 +133,7 @@ struct RecordCommand: ParsableCommand {
 
 /// Waits until `endpoint`'s port (PORT or PORT:CHANNEL) is on the bus, or fails after `seconds`
 /// naming what is there.
-private func waitForPort(_ endpoint: String, on client: BusClient, seconds: Double) throws {
+private func waitForPort(_ endpoint: String, on client: BusClient, seconds: Double, command: String) throws {
     let name = String(endpoint.split(separator: ":", maxSplits: 1).first ?? "")
     let deadline = monotonicSeconds() + seconds
     var told = false
@@ -134,7 +141,7 @@ private func waitForPort(_ endpoint: String, on client: BusClient, seconds: Doub
         let ports = try busRequest { () throws(BusClientError) in try client.ports() }
         if ports.contains(where: { $0.name == name }) { return }
         if monotonicSeconds() >= deadline || StopSignals.stopRequested {
-            printError("stagebox record: \(name) did not appear on the bus within \(fixed(seconds, digits: 1)) s; "
+            printError("stagebox \(command): \(name) did not appear on the bus within \(fixed(seconds, digits: 1)) s; "
                        + "the ports are: " + ports.map(\.name).joined(separator: ", "))
             throw ExitCode(1)
         }
@@ -160,7 +167,7 @@ struct NoiseCommand: ParsableCommand {
     @Option(help: "The sender port to create, CLIENT.PORT.") var port: String
     @Option(help: "Connect the port to this receiver (or filter).") var to: String?
     @Option(help: "The program's sample rate.") var rate = 48000
-    @Option var channels = 1
+    @Option(help: "Channels of the noise (each its own).") var channels = 1
     // Unconditional: the value is negative, and must not be taken for an option.
     @Option(parsing: .unconditional, help: "Level in dBFS, at most 0 (for example -6).") var levelDB = -20.0
     // Unconditional: a negative value is refused in words, not taken for an option.
@@ -202,6 +209,6 @@ struct NoiseCommand: ParsableCommand {
             usleep(10_000)
         }
         print("sent \(sent) frames of noise as \(sender.name) (fill \(sender.fill), underruns \(sender.underruns), "
-              + "overruns \(sender.overruns), ratio \(sender.ratio))")
+              + "overruns \(sender.overruns), ratio \(fixed(sender.ratio, digits: 4)))")
     }
 }

@@ -32,7 +32,8 @@ struct RenderCommand: ParsableCommand {
             do {
                 configuration = try ConfigLoader.load(path: config)
             } catch {
-                printError(error.description)
+                // Every problem, connections too, as check-config prints them.
+                printError(CheckConfigCommand.problems(in: config).map(\.description).joined(separator: "\n"))
                 throw ExitCode(1)
             }
             file = config
@@ -48,6 +49,12 @@ struct RenderCommand: ParsableCommand {
         let (engine, problems) = EngineBuilder.make(configuration, file: file)
         if !problems.isEmpty {
             printError(problems.map(\.description).joined(separator: "\n"))
+            throw ExitCode(1)
+        }
+        let folder = output.contains("/") ? String(output[..<output.lastIndex(of: "/")!]) : "."
+        var st = stat()
+        if !folder.isEmpty && (stat(folder, &st) != 0 || (st.st_mode & S_IFMT) != S_IFDIR) {
+            printError("stagebox render: \(output): the folder \(folder) does not exist")
             throw ExitCode(1)
         }
         let control = DriverControl()

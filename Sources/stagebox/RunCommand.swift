@@ -68,7 +68,11 @@ struct RunCommand: ParsableCommand {
         setenv("LIBASOUND_THREAD_SAFE", "0", 0)
 
         let loaded = ConfigLoader.resolve(explicit: config)
-        for problem in loaded.problems { logger.error("\(problem)") }
+        // Every problem of the file, as check-config finds them (connections too), not only
+        // those that made it fall back to the defaults.
+        let path = config ?? ConfigLoader.searchPath.first { access($0, F_OK) == 0 }
+        let problems = loaded.problems.isEmpty ? [] : path.map { CheckConfigCommand.problems(in: $0) } ?? loaded.problems
+        for problem in problems { logger.error("\(problem)") }
         if !loaded.problems.isEmpty { logger.warning("the configuration has problems; running on the built-in defaults") }
         let configuration = loaded.config
         let (engine, connectionProblems) = EngineBuilder.make(configuration, file: loaded.source.description, fades: true)

@@ -65,7 +65,7 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
         let help = console.execute("help")
         #expect(help.split(separator: "\n").count == Console.commands.count)
         #expect(help.split(separator: "\n").allSatisfy { $0.count <= 80 })
-        #expect(console.execute("help meters") == "meters: peak and RMS of every port channel in dBFS")
+        #expect(console.execute("help meters") == "meters: peak and RMS of every port channel, dBFS; a key ends it")
         let status = console.execute("status")
         #expect(status.contains("driver      simulated"))
         #expect(status.contains("48000 Hz S32_LE, 64 x 2 frames = 2.67 ms buffer"))

@@ -59,8 +59,22 @@ import Testing
         let missing = try board.stagebox(["record", s.path("none.wav"), "--port", "rec2.in", "--from", "nobody.out",
                                           "--wait", "0.5", "--seconds", "1"])
         #expect(missing.status == 1)
-        #expect(missing.stderr.contains("nobody.out did not appear on the bus within 0.5 s; the ports are: codec.in"),
+        #expect(missing.stderr.contains("stagebox record: nobody.out did not appear on the bus within 0.5 s; the ports are: codec.in"),
                 "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: s.path("none.wav")), "a record that never started leaves no file")
+
+        // play --to waits for its receiver the same way.
+        let w = try AudioFileWriter(path: s.path("beep.wav"), sampleRate: 48000, channels: 1, encoding: .pcm16)
+        try w.write([Float](repeating: 0.25, count: 4800))
+        try w.close()
+        let player = try board.start(["play", s.path("beep.wav"), "--port", "p.out", "--to", "later.in", "--wait", "10"])
+        usleep(700_000)
+        #expect(player.isRunning, "play waits for later.in")
+        let late = try board.start(["record", s.path("later.wav"), "--port", "later.in", "--seconds", "1", "--channels", "1"])
+        player.waitUntilExit()
+        late.waitUntilExit()
+        #expect(player.terminationStatus == 0, "\(output(of: player).stderr)")
+        #expect(try AudioFileReader(path: s.path("later.wav")).readAll().contains(0.25), "the file reached the late receiver")
     }
 
     /// A bad option value is refused with the subcommand's usage, not the top-level one.

@@ -65,6 +65,10 @@ import Testing
             period = \(period)
             periods = 2
             rt_priority = 0
+
+            # Bit for bit from the first frame: no fade-in (the fade is LifecycleTests' and OutputFadeTests').
+            [lifecycle]
+            fade_ms = 0
             """)
         let r = try StageboxProcess.run(["run", "--config", config, "--frames", "\(frames)"], environment: ["HOME": s.url.path])
         #expect(r.status == 0, "\(r.stderr)")
