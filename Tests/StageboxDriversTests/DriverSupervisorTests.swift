@@ -113,4 +113,49 @@ import StageboxRealtime
         #expect(control.framesProcessed.load(ordering: .relaxed) == 64 * 20)
         #expect(control.statistics.snapshot().periods == 20)
     }
+
+    /// A codec that fails while running is reopened at once; backoff is for one that stays away.
+    @Test func aFailureWhileRunningIsReopenedAtOnce() throws {
+        final class FailingOnce: AudioDriver, @unchecked Sendable { // used by one thread at a time
+            let engine: Engine
+            let control: DriverControl
+            let name = "failing once"
+            let realtimePriority = 0
+            var runs = 0
+            var ended: Int64 = 0
+            var restarted: Int64 = 0
+            private var timing: CycleSupervision
+            init(engine: Engine, control: DriverControl) {
+                self.engine = engine
+                self.control = control
+                timing = CycleSupervision(control: control, periodNanos: 1_333_333)
+            }
+            func open() throws(DriverError) {}
+            func close() {}
+            func run() -> DriverError? {
+                runs += 1
+                timing.restart()
+                if runs == 1 {
+                    timing.cycleDone(frames: 64, startedAt: monotonicNanoseconds())
+                    ended = monotonicNanoseconds()
+                    return .alsa(.disappeared(device: "hw:test", code: -19))
+                }
+                restarted = monotonicNanoseconds()
+                while !control.shouldStop() {
+                    timing.cycleDone(frames: 64, startedAt: monotonicNanoseconds())
+                    usleep(1333)
+                }
+                return nil
+            }
+        }
+        let control = DriverControl()
+        let driver = FailingOnce(engine: try .passthrough(period: 64), control: control)
+        let (thread, outcome) = try start(driver, backoffMs: 2000)
+        #expect(waitFor { driver.runs == 2 && control.framesProcessed.load(ordering: .relaxed) > 64 * 10 })
+        control.requestStop()
+        thread.join()
+        #expect(outcome.error == nil)
+        let gap = Double(driver.restarted - driver.ended) / 1e6
+        #expect(gap < 500, "reopened at once, not after the 2 s backoff: \(gap) ms")
+    }
 }

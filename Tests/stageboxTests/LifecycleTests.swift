@@ -103,3 +103,45 @@ import Musl
         #expect(runs == 2, "two runs of sound, got \(runs)")
     }
 }
+
+/// What systemd hears from `stagebox run` over `NOTIFY_SOCKET`: the state at every change,
+/// READY=1 once the codec runs, and STOPPING=1 at a clean stop.
+@Suite struct SystemdLifecycleTests {
+    @Test func systemdHearsTheLifecycle() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let path = s.path("notify")
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in path.utf8.enumerated() { raw[i] = b }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        let config = try s.write("b.toml", "[audio]\nrt_priority = 0\n[bus]\nsocket = \"\(s.path("bus.sock"))\"\n")
+        let p = Process()
+        p.executableURL = StageboxProcess.binary
+        p.arguments = ["run", "--simulate", "--config", config]
+        p.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": path]) { $1 }
+        p.standardOutput = Pipe()
+        p.standardError = Pipe()
+        try p.run()
+        usleep(1_000_000)
+        p.interrupt()
+        p.waitUntilExit()
+        var received: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if n <= 0 { break }
+            received.append(String(decoding: buffer[0..<n], as: UTF8.self))
+        }
+        #expect(received == ["STATUS=running: not in use", "READY=1", "STATUS=stopping: stop requested", "STOPPING=1"],
+                "\(received)")
+    }
+}
