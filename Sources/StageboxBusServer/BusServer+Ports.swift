@@ -67,7 +67,7 @@ extension BusServer {
         case .sender:
             let ring = try SharedRing.create(name: name, channels: request.channels, capacity: frames)
             let (wake, theirs) = try wakeup()
-            return (ClientSenderProcessor(ring: ring, wake: wake, counters: counters), [ring], [theirs])
+            return (ClientSenderProcessor(ring: ring, wake: wake, counters: counters, fade: engine.outputFade), [ring], [theirs])
         case .receiver where request.receiverMode == .separate:
             let ring = try SharedRing.create(name: name, channels: request.channels * SharedRing.sourceSlots,
                                              capacity: frames)

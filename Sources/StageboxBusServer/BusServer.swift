@@ -59,6 +59,11 @@ public final class BusServer: @unchecked Sendable {
     private var sessions: [ClientSession] = []
     /// Clients disconnected because their shared memory was found corrupt.
     public let ringFaults = Atomic<Int>(0)
+    /// Tells every client that the codec's lifecycle moved.
+    public func announceLifecycle(state: String, reason: String) {
+        post(.lifecycleChanged(state: state, reason: reason))
+    }
+
     /// When a client last asked for a port (monotonic nanoseconds): where a resume's time starts.
     public let portRequestedAt = Atomic<Int64>(0)
     /// Runs console lines for `stagebox console` over the socket (set once the console exists).

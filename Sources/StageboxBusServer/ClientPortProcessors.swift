@@ -46,15 +46,20 @@ final class ClientSenderProcessor: PortProcessor, @unchecked Sendable {
     let counters: ClientPortCounters
     /// Whether the client has built up its start cushion (see `SharedRing.startThreshold`).
     private var primed = false
+    /// The codec outputs' fade: while it fades in after a start or resume, the ring is left
+    /// alone (it holds what the client sent), so the client's first frames play after it.
+    let fade: OutputFade?
 
-    init(ring: SharedRing, wake: Wakeup, counters: ClientPortCounters) {
+    init(ring: SharedRing, wake: Wakeup, counters: ClientPortCounters, fade: OutputFade? = nil) {
         self.ring = ring
         self.wake = wake
         self.counters = counters
+        self.fade = fade
     }
 
     func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo) {
         ring.stamp(cycle)
+        if let fade, fade.isFadingIn { return buffer.clear(frames: frames) }
         defer { wake.signal() } // room was made: a client that paces itself on the ring may write again
         let waiting = ring.availableChecked
         if counters.faulted(ring) { return buffer.clear(frames: frames) }

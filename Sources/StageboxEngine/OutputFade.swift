@@ -26,6 +26,7 @@ public final class OutputFade: Sendable {
     /// Fades in from silence: at the start of the streams, after a resume or a restart.
     public func fadeInFromSilence() {
         fromSilence.store(true, ordering: .relaxed)
+        gainBits.store(Float(0).bitPattern, ordering: .relaxed)
         towardsSound.store(true, ordering: .releasing)
     }
 
@@ -40,6 +41,10 @@ public final class OutputFade: Sendable {
 
     /// Whether a fade-out has reached silence: the streams may stop without a click.
     public var isSilent: Bool { !towardsSound.load(ordering: .relaxed) && gain == 0 }
+
+    /// Whether the outputs are fading in (a fade of 0 ms never is): clients' senders wait, so
+    /// that their first frames play after the fade-in, at full level, and none is lost.
+    public var isFadingIn: Bool { step < 1 && towardsSound.load(ordering: .relaxed) && gain < 1 }
 
     /// Whether the outputs are at full gain.
     public var isOpen: Bool { towardsSound.load(ordering: .relaxed) && gain == 1 }

@@ -133,6 +133,7 @@ extension ServerMessage {
             case let .muteChanged(p, m): w.u8(3); w.string(p); w.bool(m)
             case let .triggerChanged(n, s): w.u8(4); w.string(n); w.u8(s)
             case .serverStopping: w.u8(5)
+            case let .lifecycleChanged(state, reason): w.u8(6); w.string(state); w.string(reason)
             }
         case let .consoleAnswer(text, failed):
             w.long(text)
@@ -183,6 +184,7 @@ extension ServerMessage {
             case 3: m = .event(.muteChanged(port: try r.string(), muted: try r.bool()))
             case 4: m = .event(.triggerChanged(name: try r.string(), state: try r.u8()))
             case 5: m = .event(.serverStopping)
+            case 6: m = .event(.lifecycleChanged(state: try r.string(), reason: try r.string()))
             case let k: throw .invalidValue("event kind \(k)")
             }
         case 107: m = .consoleAnswer(try r.long(), failed: try r.bool())

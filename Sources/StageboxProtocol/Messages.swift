@@ -1,5 +1,5 @@
 /// The bus protocol's version; a client speaking another is refused at hello.
-public let busProtocolVersion: UInt16 = 2
+public let busProtocolVersion: UInt16 = 3
 
 /// The largest frame either side accepts.
 public let maximumFrameSize = 64 * 1024
@@ -72,6 +72,9 @@ public enum BusEvent: Sendable, Equatable {
     case muteChanged(port: String, muted: Bool)
     case triggerChanged(name: String, state: UInt8)
     case serverStopping
+    /// The codec's lifecycle moved: `state` is `running`, `suspended`, … (`LifecycleState`'s
+    /// raw values), `reason` says why.
+    case lifecycleChanged(state: String, reason: String)
 }
 
 /// Why the server refused a request.

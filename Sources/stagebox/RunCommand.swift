@@ -209,6 +209,7 @@ struct RunCommand: ParsableCommand {
         let resumeBegan = Atomic<Int64>(0)
         return LifecycleController(settings: settings, control: control, fade: engine.outputFade) { change in
             logger.notice("lifecycle: \(change.from.rawValue) → \(change.to.rawValue) (\(change.reason))")
+            server?.announceLifecycle(state: change.to.rawValue, reason: change.reason)
             if change.to == .resuming { resumeBegan.store(monotonicNanoseconds(), ordering: .relaxed) }
             if change.from == .resuming && change.to == .running {
                 let first = control.firstPeriodAt.load(ordering: .relaxed)

@@ -1,5 +1,8 @@
 import Foundation
 import StageboxAudioFiles
+import StageboxClient
+import StageboxProtocol
+import Synchronization
 import StageboxTestSupport
 import Testing
 
@@ -44,6 +47,52 @@ import Musl
         #expect(resumed != nil, "\(log)")
         if let resumed { print("simulated board, \(resumed.split(separator: "]").last ?? "")") }
         #expect(log.contains("lifecycle: running → stopping (stop requested)"))
+    }
+
+    /// Every change reaches the clients as an event: a client that only listens (no port, so
+    /// not in use) hears the suspend, and hears the resume its own port brings.
+    @Test func clientsHearEveryChange() throws {
+        let board = try SimulatedBoard(config: "[lifecycle]\nsuspend_after = 1\n")
+        defer { _ = board.stop() }
+        let client = try BusClient(name: "listener", socketPath: board.socket)
+        defer { client.close() }
+        let heard = Mutex<[String]>([])
+        client.onEvent { event in
+            if case let .lifecycleChanged(state, reason) = event { heard.withLock { $0.append("\(state): \(reason)") } }
+        }
+        #expect(waitFor(10) { heard.withLock { $0.contains { $0.hasPrefix("suspended") } } }, "\(heard.withLock { $0 })")
+        let port = try client.addSender(name: "out", title: "test", channels: 1, sampleRate: 48000)
+        #expect(waitFor(5) { heard.withLock { $0.contains("running: 1 client port") } }, "\(heard.withLock { $0 })")
+        let all = heard.withLock { $0 }
+        #expect(all.contains { $0.hasPrefix("suspending: not in use for") })
+        #expect(all.contains("resuming: 1 client port"), "\(all)")
+        _ = port
+    }
+
+    /// A client that sends while the codec resumes loses nothing, and its first frames play
+    /// after the fade-in, at their own level.
+    @Test func aClientSendingDuringTheResumeLosesNothing() throws {
+        let wav = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID().uuidString).wav").path
+        defer { unlink(wav) }
+        let board = try SimulatedBoard(config: "[lifecycle]\nsuspend_after = 1\nfade_ms = 20\n",
+                                       arguments: ["--output", wav, "--input-signal", "silence"])
+        #expect(waitFor(10) { status(board).contains("suspended") })
+        let client = try BusClient(name: "late", socketPath: board.socket)
+        let sender = try client.addSender(name: "out", title: "test", channels: 1, sampleRate: 48000)
+        try client.connect(from: sender.name, to: "codec.out")
+        let block = [Float](repeating: 0.25, count: 480)
+        for _ in 0..<10 { // 100 ms, sent while the codec reopens
+            while !sender.waitForSpace(frames: 480, timeoutSeconds: 0.5) {}
+            block.withUnsafeBufferPointer { sender.send($0.baseAddress!, frames: 480) }
+        }
+        _ = sender.drain(timeoutSeconds: 5)
+        client.close()
+        usleep(200_000)
+        _ = board.stop()
+        let samples = try AudioFileReader(path: wav).readAll()
+        let first = try #require(samples.firstIndex { $0 != 0 })
+        #expect(samples[first] == 0.25, "the first frame at its own level, after the fade-in: \(samples[first])")
+        #expect(samples.filter { $0 == 0.25 }.count == 2 * 4800, "every frame sent, on both outputs")
     }
 
     @Test func neverSuspendsWhileAClientIsConnected() throws {
