@@ -132,7 +132,8 @@ pause() { read -rt "$1" -u "$PAUSE_FD" _ || true; }
 # stagebox_config FILE FORMAT: the codec loop between the rig's two cables, as the
 # scenarios run it: capture hw:Loopback,0,0 (fed by hw:Loopback,1,0), playback
 # hw:Loopback,0,1 (heard at hw:Loopback,1,1), 48 kHz stereo, 256 x 4, SCHED_FIFO 70;
-# no diagnostics console (stdout carries the statistics line).
+# no diagnostics console (stdout carries the statistics line); the outputs' fade FADE_MS
+# (default 20 ms, as shipped).
 stagebox_config() {
 	cat >"$1" <<-EOF
 		[audio]
@@ -148,6 +149,9 @@ stagebox_config() {
 
 		[console]
 		device = "none"
+
+		[lifecycle]
+		fade_ms = ${FADE_MS:-20}
 
 		[[connect]]
 		from = "codec.in"
