@@ -78,6 +78,22 @@ import Testing
         ], "in line order")
     }
 
+    @Test func theLifecycleSectionIsReadAndChecked() {
+        let (config, none) = ConfigParser.parse("[lifecycle]\nsuspend_after = 300\nfade_ms = 15.5\n", file: "box.toml")
+        #expect(none.isEmpty)
+        #expect(config.lifecycle.suspendAfter == 300 && config.lifecycle.fadeMs == 15.5)
+        #expect(StageboxConfiguration.defaults.lifecycle.suspendAfter == 0, "never, unless a board config says")
+        #expect(StageboxConfiguration.defaults.lifecycle.fadeMs == 20)
+        #expect(problems("[lifecycle]\nsuspend_after = -1\nfade_ms = 5000\nsleep = 1\n") == [
+            "box.toml:2: lifecycle.suspend_after: -1 is out of range (allowed: 0–86400)",
+            "box.toml:3: lifecycle.fade_ms: 5000 is out of range (allowed: 0–1000)",
+            "box.toml:4: lifecycle.sleep: unknown key (allowed: suspend_after, fade_ms)",
+        ])
+        #expect(problems("[lifecycle]\nsuspend_after = \"soon\"\n") == [
+            "box.toml:2: lifecycle.suspend_after: must be a number, not string (allowed: 0–86400)",
+        ])
+    }
+
     @Test func valuesAreRangeChecked() {
         let p = problems("""
             [audio]

@@ -80,19 +80,38 @@ import Musl
         let client = try BusClient(name: "late", socketPath: board.socket)
         let sender = try client.addSender(name: "out", title: "test", channels: 1, sampleRate: 48000)
         try client.connect(from: sender.name, to: "codec.out")
-        let block = [Float](repeating: 0.25, count: 480)
-        for _ in 0..<10 { // 100 ms, sent while the codec reopens
+        // 100 ms of 16-bit values (never 0), sent while the codec reopens.
+        var x: UInt32 = 11
+        let sent: [Float] = (0..<4800).map { _ in
+            x = x &* 1_664_525 &+ 1_013_904_223
+            return Float(Int16(truncatingIfNeeded: x >> 16) | 1) / 32768
+        }
+        for i in stride(from: 0, to: sent.count, by: 480) {
             while !sender.waitForSpace(frames: 480, timeoutSeconds: 0.5) {}
-            block.withUnsafeBufferPointer { sender.send($0.baseAddress!, frames: 480) }
+            sent.withUnsafeBufferPointer { sender.send($0.baseAddress! + i, frames: 480) }
         }
         _ = sender.drain(timeoutSeconds: 5)
         client.close()
         usleep(200_000)
         _ = board.stop()
         let samples = try AudioFileReader(path: wav).readAll()
-        let first = try #require(samples.firstIndex { $0 != 0 })
-        #expect(samples[first] == 0.25, "the first frame at its own level, after the fade-in: \(samples[first])")
-        #expect(samples.filter { $0 == 0.25 }.count == 2 * 4800, "every frame sent, on both outputs")
+        let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+        let first = try #require(left.firstIndex { $0 != 0 })
+        #expect(left.count >= first + sent.count)
+        #expect(firstDifference(Array(left[first...].prefix(sent.count)), sent) == nil,
+                "every frame sent, bit for bit from the first, after the fade-in")
+    }
+
+    /// A trigger fired (here from the command line) wants the codec: it resumes.
+    @Test func aTriggerResumes() throws {
+        let board = try SimulatedBoard(config: "[lifecycle]\nsuspend_after = 1\n")
+        defer { _ = board.stop() }
+        #expect(waitFor(10) { status(board).contains("suspended") })
+        let fired = try board.stagebox(["trigger", "mute"])
+        #expect(fired.status == 0, "\(fired.stderr)")
+        #expect(waitFor(5) { status(board).contains("running") }, "\(status(board))")
+        let changes = try board.stagebox(["console", "--execute", "lifecycle"]).stdout
+        #expect(changes.contains("suspended → resuming  resume asked for"), "\(changes)")
     }
 
     @Test func neverSuspendsWhileAClientIsConnected() throws {

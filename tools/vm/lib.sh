@@ -133,7 +133,7 @@ pause() { read -rt "$1" -u "$PAUSE_FD" _ || true; }
 # scenarios run it: capture hw:Loopback,0,0 (fed by hw:Loopback,1,0), playback
 # hw:Loopback,0,1 (heard at hw:Loopback,1,1), 48 kHz stereo, 256 x 4, SCHED_FIFO 70;
 # no diagnostics console (stdout carries the statistics line); the outputs' fade FADE_MS
-# (default 20 ms, as shipped).
+# (default 20 ms, as shipped) and suspend_after SUSPEND_AFTER (default 0: never).
 stagebox_config() {
 	cat >"$1" <<-EOF
 		[audio]
@@ -152,6 +152,7 @@ stagebox_config() {
 
 		[lifecycle]
 		fade_ms = ${FADE_MS:-20}
+		suspend_after = ${SUSPEND_AFTER:-0}
 
 		[[connect]]
 		from = "codec.in"
