@@ -51,7 +51,8 @@ struct RenderCommand: ParsableCommand {
             printError(problems.map(\.description).joined(separator: "\n"))
             throw ExitCode(1)
         }
-        let folder = output.contains("/") ? String(output[..<output.lastIndex(of: "/")!]) : "."
+        // (A Character search: String.contains(String) would link Foundation's, and ICU with it.)
+        let folder = output.lastIndex(of: "/").map { String(output[..<$0]) } ?? "."
         var st = stat()
         if !folder.isEmpty && (stat(folder, &st) != 0 || (st.st_mode & S_IFMT) != S_IFDIR) {
             printError("stagebox render: \(output): the folder \(folder) does not exist")
