@@ -36,7 +36,7 @@ public enum ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Whether the error means the device is gone, busy or failing, and opening it again
     /// later may work.
-    public var isDeviceGone: Bool {
+    public var isRetryable: Bool {
         switch self {
         case .disappeared, .open, .pollFailed: return true
         default: return false

@@ -62,7 +62,7 @@ public enum DriverError: Error, Sendable, Equatable, CustomStringConvertible {
     /// supervisor waits and retries instead of giving up.
     public var isRetryable: Bool {
         switch self {
-        case let .alsa(error): return error.isDeviceGone
+        case let .alsa(error): return error.isRetryable
         case .file: return false
         case .thread: return true // a limit of the moment: the supervisor waits and tries again
         }

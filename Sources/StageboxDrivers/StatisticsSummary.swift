@@ -11,5 +11,4 @@ extension AudioStatisticsSnapshot {
             + "load: now=\(fixed(loadPercent, digits: 1))% max=\(fixed(maxLoadPercent, digits: 1))% "
             + "wakeup-lateness: max=\(us(maxWakeupLatenessNanos))"
     }
-
 }

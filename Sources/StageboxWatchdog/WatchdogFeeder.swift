@@ -2,16 +2,15 @@ import StageboxFormatting
 import StageboxRealtime
 import Synchronization
 
-/// Feeds the hardware watchdog, and systemd's when there is one, only while the audio loop
-/// makes progress: the control thread calls `tick` with the frames processed so far, and a
-/// feed happens only when that count moved since the last one. A loop that hangs (or a
-/// stagebox that dies) stops the feeding, and the board resets when the timeout runs out.
+/// Feeds the hardware watchdog, and systemd's when there is one, only while the lifecycle is
+/// healthy: the control thread calls `tick` with what `LifecycleMachine.healthy` says (frames
+/// moving, or suspended with nothing in use, …). A loop that hangs, a resume that never ends
+/// or a stagebox that dies stops the feeding, and the board resets when the timeout runs out.
 public final class WatchdogFeeder: @unchecked Sendable {
     private let hardware: Watchdog?
     private let systemd: SystemdNotifier?
     private let timeoutSeconds: Int?
     private let intervalNanos: Int64
-    private var lastFrames = 0
     private var lastCheckNanos: Int64 = 0
     private let lastFeedNanos = Atomic<Int64>(0)
     private let feeds = Atomic<UInt64>(0)
@@ -30,18 +29,6 @@ public final class WatchdogFeeder: @unchecked Sendable {
 
     /// Whether anything is watched at all.
     public var isActive: Bool { hardware != nil || systemd?.watchdogIntervalNanos != nil }
-
-    /// Called from the control thread, about every 50 ms.
-    public func tick(framesProcessed: Int, now: Int64 = monotonicNanoseconds()) {
-        guard isActive, now - lastCheckNanos >= intervalNanos else { return }
-        lastCheckNanos = now
-        guard framesProcessed != lastFrames else { return } // no progress: let it starve
-        lastFrames = framesProcessed
-        hardware?.feed()
-        if systemd?.watchdogIntervalNanos != nil { systemd?.notify("WATCHDOG=1") }
-        lastFeedNanos.store(now, ordering: .relaxed)
-        feeds.add(1, ordering: .relaxed)
-    }
 
     /// Called from the control thread, about every 50 ms, with whether the lifecycle is healthy
     /// (running with frames moving, or suspended with nothing in use, or starting, resuming,
@@ -74,7 +61,7 @@ public final class WatchdogFeeder: @unchecked Sendable {
         }
         if systemd?.watchdogIntervalNanos != nil { parts.append("systemd") }
         let count = feeds.load(ordering: .relaxed)
-        guard count > 0 else { return parts.joined(separator: " + ") + ", not fed yet (waiting for audio)" }
+        guard count > 0 else { return parts.joined(separator: " + ") + ", not fed yet (waiting for the codec)" }
         let ago = Double(now - lastFeedNanos.load(ordering: .relaxed)) / 1e9
         let fed = "fed \(fixed(ago, digits: 1)) s ago"
         let starving = ago > Double(intervalNanos) / 1e9 * 2 ? " (STARVING: the lifecycle is not healthy)" : ""

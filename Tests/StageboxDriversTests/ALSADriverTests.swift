@@ -87,7 +87,7 @@ import StageboxRealtime
             try driver.open()
         } throws: { error in
             guard case .alsa(let e)? = error as? DriverError, case .open(let device, let stream, _) = e else { return false }
-            return device == "nosuchpcm" && stream == "capture" && e.isDeviceGone
+            return device == "nosuchpcm" && stream == "capture" && e.isRetryable
                 && e.description.contains("cannot open capture device 'nosuchpcm'")
         }
     }

@@ -16,7 +16,7 @@ import Testing
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? "<unreadable>"
     }
 
-    @Test func feedsOnlyWhileFramesAdvanceAndDisarmsOnStop() throws {
+    @Test func feedsOnlyWhileHealthyAndDisarmsOnStop() throws {
         let path = temporaryPath("dog")
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         defer { unlink(path) }
@@ -24,21 +24,21 @@ import Testing
         #expect(dog.setTimeout(seconds: 10) == nil) // a regular file has no timeout to set
         let feeder = WatchdogFeeder(hardware: dog, timeoutSeconds: 10, systemd: nil)
         #expect(feeder.isActive)
-        #expect(feeder.describe(now: 0)?.hasSuffix("not fed yet (waiting for audio)") == true)
+        #expect(feeder.describe(now: 0)?.hasSuffix("not fed yet (waiting for the codec)") == true)
 
         var now = 10 * second
-        for frames in [64, 128, 192] { // progress: one feed a second
-            feeder.tick(framesProcessed: frames, now: now)
+        for _ in 0..<3 { // healthy: one feed a second
+            feeder.tick(healthy: true, now: now)
             now += second
         }
         #expect(contents(path) == "111")
-        for _ in 0..<5 { // the loop stalls: no feed, however often the control thread ticks
-            feeder.tick(framesProcessed: 192, now: now)
+        for _ in 0..<5 { // not healthy (a stalled loop): no feed, however often the control thread ticks
+            feeder.tick(healthy: false, now: now)
             now += second
         }
         #expect(contents(path) == "111")
         #expect(feeder.describe(now: now)?.contains("STARVING") == true)
-        feeder.tick(framesProcessed: 256, now: now) // progress again
+        feeder.tick(healthy: true, now: now) // healthy again
         #expect(contents(path) == "1111")
         #expect(feeder.describe(now: now + second / 10) == "\(path), timeout 10 s, fed 0.1 s ago")
         feeder.stop()
@@ -50,10 +50,10 @@ import Testing
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         defer { unlink(path) }
         let feeder = WatchdogFeeder(hardware: try Watchdog(path: path), timeoutSeconds: 2, systemd: nil)
-        // Ticks every 50 ms for 2 s with progress each time: a 2 s timeout means a feed every 0.5 s.
+        // Ticks every 50 ms for 2 s, healthy each time: a 2 s timeout means a feed every 0.5 s.
         var now = 5 * second
-        for tick in 1...40 {
-            feeder.tick(framesProcessed: tick * 64, now: now)
+        for _ in 1...40 {
+            feeder.tick(healthy: true, now: now)
             now += second / 20
         }
         #expect(contents(path) == "1111")
@@ -76,8 +76,8 @@ import Testing
         #expect(systemd.watchdogIntervalNanos == 2_000_000_000)
         #expect(systemd.notify("READY=1"))
         let feeder = WatchdogFeeder(hardware: nil, timeoutSeconds: nil, systemd: systemd)
-        feeder.tick(framesProcessed: 64, now: 10 * second)
-        feeder.tick(framesProcessed: 64, now: 13 * second) // no progress: nothing sent
+        feeder.tick(healthy: true, now: 10 * second)
+        feeder.tick(healthy: false, now: 13 * second) // not healthy: nothing sent
         feeder.stop()
 
         var received: [String] = []
