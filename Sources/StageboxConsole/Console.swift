@@ -226,7 +226,7 @@ public struct Console: Sendable {
 
     private func triggers() -> String {
         let list = context.triggers.all
-        return list.isEmpty ? "no triggers" : table(["TRIGGER", "STATE", "TITLE"], list.map { [$0.name, "\($0.state)", $0.title] })
+        return list.isEmpty ? "no triggers" : table(["TRIGGER", "STATE", "TITLE"], list.map { [$0.name, $0.state.name, $0.title] })
     }
 
     /// An aligned table, columns two spaces apart, cut to 80 columns.

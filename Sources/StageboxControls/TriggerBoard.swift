@@ -1,10 +1,29 @@
 import Synchronization
 
 /// A trigger's state as buttons, LEDs and clients show it (Audiobus's trigger states).
-public enum TriggerState: UInt8, Sendable {
+/// The raw values are on the wire (bus protocol), so they never change.
+public enum TriggerState: UInt8, Sendable, CaseIterable {
+    /// Off, e.g. not recording.
     case normal = 0
+    /// On, e.g. recording or muted.
     case selected = 1
+    /// Cannot be fired now.
     case disabled = 2
+    /// A third state between off and on, e.g. record armed or waiting for the disk.
+    case alternate = 3
+    /// Something went wrong, e.g. the disk is full.
+    case error = 4
+
+    /// The name the console, the configuration and the logs use.
+    public var name: String {
+        switch self {
+        case .normal: "normal"
+        case .selected: "selected"
+        case .disabled: "disabled"
+        case .alternate: "alternate"
+        case .error: "error"
+        }
+    }
 }
 
 /// Named actions that buttons, clients and the console can fire.
@@ -45,6 +64,23 @@ public final class TriggerBoard: Sendable {
         for listener in listeners.withLock({ $0 }) { listener(name, state) }
         return state
     }
+
+    /// Sets `name`'s state without firing it (a recorder whose disk filled up, a client's own
+    /// trigger); listeners hear of a change. False when there is no such trigger.
+    @discardableResult
+    public func setState(_ name: String, _ state: TriggerState) -> Bool {
+        let old: TriggerState? = triggers.withLock { table in
+            guard let old = table[name]?.state else { return nil }
+            table[name]?.state = state
+            return old
+        }
+        guard let old else { return false }
+        if old != state { for listener in listeners.withLock({ $0 }) { listener(name, state) } }
+        return true
+    }
+
+    /// The state of `name`, or nil when there is no such trigger.
+    public func state(_ name: String) -> TriggerState? { triggers.withLock { $0[name]?.state } }
 
     /// Every trigger, by name.
     public var all: [Trigger] { triggers.withLock { $0.values.sorted { $0.name < $1.name } } }
