@@ -6,6 +6,8 @@ public enum PortRuleViolation: Error, Sendable, Equatable, CustomStringConvertib
     case reservedName(String)
     case channelCount(port: String, Int)
     case invalidEndpoint(String)
+    case unknownTrigger(String)
+    case invalidTriggerName(String)
 
     public var description: String {
         let range = "\(PortRules.channelRange.lowerBound) to \(PortRules.channelRange.upperBound)"
@@ -20,6 +22,11 @@ public enum PortRuleViolation: Error, Sendable, Equatable, CustomStringConvertib
             return "port \(port): \(n) channels is out of range (\(range))"
         case .invalidEndpoint(let text):
             return "'\(text)' is not PORT or PORT:CHANNEL (a channel number from \(range))"
+        case .unknownTrigger(let name):
+            return "no built-in trigger named '\(name)' (built-in: \(TriggerRules.builtin.joined(separator: ", ")); "
+                + "a client's trigger is CLIENT.TRIGGER, like call.mic-mute)"
+        case .invalidTriggerName(let name):
+            return "invalid trigger name '\(name)' (CLIENT.TRIGGER: letters, digits, '_' and '-' on each side of one '.')"
         }
     }
 }
