@@ -69,6 +69,11 @@ let package = Package(
         ]),
         // The C client library's implementation (the header is include/stagebox_client.h).
         .target(name: "StageboxClientC", dependencies: ["StageboxClient"]),
+        // Takes: one WAV per source from the audio thread's rings, written to survive a power cut.
+        .target(name: "StageboxRecorder", dependencies: [
+            "StageboxEngine", "StageboxRealtime", "StageboxSystem", "StageboxAudioFiles",
+            .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
+        ]),
         // Buttons, LEDs and triggers.
         .target(name: "StageboxControls", dependencies: ["CGPIOD", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         // The watchdog and the audio lifecycle.
@@ -91,7 +96,7 @@ let package = Package(
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
-            "StageboxLifecycle",
+            "StageboxLifecycle", "StageboxRecorder",
             "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -103,6 +108,10 @@ let package = Package(
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
         .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle"]),
+        .testTarget(name: "StageboxRecorderTests", dependencies: [
+            "StageboxRecorder", "StageboxEngine", "StageboxAudioFiles", "StageboxTestSupport", "CSndFile",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
@@ -120,7 +129,7 @@ let package = Package(
         .target(name: "LockCounter", path: "Tests/LockCounter"),
         .executableTarget(name: "stagebox-allocation-probe", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxRealtime", "StageboxBusServer", "StageboxClient", "StageboxControls",
-            "CALSA", "LockCounter",
+            "StageboxRecorder", "CALSA", "LockCounter",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/AllocationProbe"),

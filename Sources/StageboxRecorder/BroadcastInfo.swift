@@ -1,0 +1,37 @@
+/// What goes in a take's `bext` chunk (EBU Tech 3285, version 1): who made it, when, and the
+/// time reference that places its first sample on the day's timeline.
+public struct BroadcastInfo: Sendable, Equatable {
+    public var description: String
+    public var originatorReference: String
+    /// `yyyy-mm-dd` and `hh:mm:ss`, local time of the first sample.
+    public var date: String
+    public var time: String
+    /// The first sample's position in samples since local midnight.
+    public var timeReference: UInt64
+
+    public init(description: String, originatorReference: String, date: String, time: String, timeReference: UInt64) {
+        self.description = description
+        self.originatorReference = originatorReference
+        self.date = date
+        self.time = time
+        self.timeReference = timeReference
+    }
+
+    func chunkBody(format: TakeFormat) -> [UInt8] {
+        var b = LittleEndianBytes()
+        b.text(description, width: 256)
+        b.text("Stagebox", width: 32)
+        b.text(originatorReference, width: 32)
+        b.text(date, width: 10)
+        b.text(time, width: 8)
+        b.u32(UInt32(truncatingIfNeeded: timeReference)); b.u32(UInt32(truncatingIfNeeded: timeReference >> 32))
+        b.u16(1) // version
+        b.zeros(64 + 190) // UMID, reserved
+        let mode = format.channels == 1 ? "mono" : format.channels == 2 ? "stereo" : "multichannel"
+        let bits = format.encoding == .float32 ? "32F" : String(format.bytesPerSample * 8)
+        var history = Array("A=PCM,F=\(format.sampleRate),W=\(bits),M=\(mode),T=Stagebox\r\n".utf8)
+        if history.count % 2 == 1 { history.append(0) }
+        b.bytes.append(contentsOf: history)
+        return b.bytes
+    }
+}

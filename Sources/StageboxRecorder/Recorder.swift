@@ -1,0 +1,187 @@
+import Logging
+import StageboxEngine
+import StageboxRealtime
+import StageboxSystem
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Records takes: one WAV per source, written by a thread of its own from the rings the audio
+/// thread fills (`RecorderTap`), so that neither a slow disk nor a full one ever waits the audio.
+///
+/// The control side (`start`, `stop`, `mark`, `syncTaps`) is called from any thread; the writer
+/// thread does all file work and answers through `status`.
+public final class Recorder: Sendable {
+    public let settings: RecorderSettings
+    let logger: Logger
+    let directory: TakeDirectory
+    let shared = Mutex(Shared())
+    /// The taps on the engine, by source.
+    let taps = Mutex<[String: RecorderTap]>([:])
+    private let running = Atomic<Bool>(false)
+    private let thread = Mutex<PosixThread?>(nil)
+    private let stateListener = Mutex<(@Sendable (RecorderState) -> Void)?>(nil)
+
+    enum Command {
+        case start(askedNanos: Int64)
+        case stop(reason: String?)
+        case mark(label: String)
+    }
+
+    struct Shared {
+        var commands: [Command] = []
+        var startAnswer: Result<RunningTake, RecorderRefusal>?
+        var status = RecorderStatus()
+        var recent: [TakeSummary] = []
+    }
+
+    /// How many ended takes `recentTakes` keeps.
+    static let recentLimit = 20
+
+    public init(settings: RecorderSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+        directory = TakeDirectory(path: settings.directory)
+    }
+
+    /// Calls `listener` on every change of state (on the thread that made it).
+    public func onStateChange(_ listener: @escaping @Sendable (RecorderState) -> Void) {
+        stateListener.withLock { $0 = listener }
+    }
+
+    /// Checks every take in the directory and repairs those a power cut or a kill left with a
+    /// header that disagrees with their length; logs each repair and keeps the takes for
+    /// `recentTakes`. Call it before `startWriter`.
+    @discardableResult
+    public func repairTakes() -> [TakeSummary] {
+        if let problem = directory.problem() {
+            logger.warning("recorder: \(problem); takes are refused until it is there")
+            return []
+        }
+        var found: [TakeSummary] = []
+        for (file, outcome) in TakeRepair.repairAll(in: settings.directory) {
+            let path = settings.directory + "/" + file
+            switch outcome {
+            case let .intact(frames):
+                found.append(summary(file, frames: frames, note: nil))
+            case let .repaired(headerFrames, frames, droppedBytes, markersLost):
+                var note = "repaired: the header said \(headerFrames) frames, the file holds \(frames)"
+                if droppedBytes > 0 { note += "; \(droppedBytes) bytes of a torn last frame cut" }
+                if markersLost { note += "; its markers were torn and are lost" }
+                logger.warning("recorder: \(path) \(note)")
+                found.append(summary(file, frames: frames, note: note))
+            case let .unreadable(reason):
+                logger.warning("recorder: \(path) is not a take that can be checked (\(reason)); left alone")
+            }
+        }
+        shared.withLock { $0.recent = Array(found.suffix(Self.recentLimit)) }
+        return found
+    }
+
+    private func summary(_ file: String, frames: Int64, note: String?) -> TakeSummary {
+        let bytes = fileSize(settings.directory + "/" + file)
+        return TakeSummary(file: file, frames: frames, seconds: Double(frames) / Double(settings.sampleRate),
+                           bytes: bytes, note: note)
+    }
+
+    /// Starts the writer thread.
+    public func startWriter() throws(SystemCallError) {
+        running.store(true, ordering: .relaxed)
+        let writer = TakeWriter(recorder: self)
+        let started = PosixThread.start(named: "the recorder's writer") { writer.run() }
+        switch started {
+        case .success(let t): thread.withLock { $0 = t }
+        case .failure(let error):
+            running.store(false, ordering: .relaxed)
+            throw error
+        }
+    }
+
+    /// Ends a running take (its files made whole) and the writer thread.
+    public func shutdown() {
+        guard let t = thread.withLock({ let t = $0; $0 = nil; return t }) else { return }
+        shared.withLock { $0.commands.append(.stop(reason: nil)) }
+        running.store(false, ordering: .releasing)
+        t.join()
+    }
+
+    var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    /// Control thread, now and then: gives every configured source that is on the bus a tap,
+    /// and removes the taps of sources that left.
+    public func syncTaps(engine: Engine) {
+        let ports = Dictionary(engine.ports.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for source in settings.sources {
+            let tap = taps.withLock { $0[source] }
+            if let tap, ports[source] == nil || ports[tap.portName] == nil {
+                taps.withLock { _ = $0.removeValue(forKey: source) }
+                try? engine.removePort(tap.portName)
+                logger.info("recorder: \(source) left the bus")
+            } else if tap == nil, let port = ports[source], port.kind != .receiver {
+                let tap = RecorderTap(source: source, channels: port.channels, capacityFrames: settings.ringFrames)
+                tap.open.store(settings.preRollFrames > 0, ordering: .releasing)
+                do {
+                    try engine.addPort(.init(name: tap.portName, title: "Recorder of \(source)", kind: .receiver,
+                                             channels: port.channels), processor: tap)
+                    try engine.connect(from: source, to: tap.portName)
+                    taps.withLock { $0[source] = tap }
+                } catch {
+                    try? engine.removePort(tap.portName)
+                    logger.error("recorder: cannot listen to \(source): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Starts a take and returns it once its files exist; the reason when it cannot.
+    public func start() -> Result<RunningTake, RecorderRefusal> {
+        guard isRunning else { return .failure(.init(reason: "the recorder is not running")) }
+        let asked = monotonicNanoseconds()
+        shared.withLock { $0.startAnswer = nil; $0.commands.append(.start(askedNanos: asked)) }
+        // The writer answers within one of its rounds; creating the files takes a few fsyncs.
+        let deadline = asked + 10_000_000_000
+        while monotonicNanoseconds() < deadline {
+            if let answer = shared.withLock({ $0.startAnswer }) { return answer }
+            sleepUntil(monotonicNanos: monotonicNanoseconds() + 1_000_000)
+        }
+        return .failure(.init(reason: "the recorder's writer did not answer within 10 s (a stalled disk?)"))
+    }
+
+    /// Ends the running take; false when there is none.
+    @discardableResult
+    public func stop() -> Bool {
+        guard isRecording else { return false }
+        shared.withLock { $0.commands.append(.stop(reason: nil)) }
+        return true
+    }
+
+    /// Drops a cue point into the running take; false when there is none.
+    @discardableResult
+    public func mark(label: String) -> Bool {
+        guard isRecording else { return false }
+        shared.withLock { $0.commands.append(.mark(label: label)) }
+        return true
+    }
+
+    public var status: RecorderStatus { shared.withLock { $0.status } }
+    public var isRecording: Bool { status.state == .recording }
+    /// The last takes, oldest first.
+    public var recentTakes: [TakeSummary] { shared.withLock { $0.recent } }
+
+    func announce(_ state: RecorderState) {
+        let changed = shared.withLock { s in
+            defer { s.status.state = state }
+            return s.status.state != state
+        }
+        if changed, let listener = stateListener.withLock({ $0 }) { listener(state) }
+    }
+}
+
+func fileSize(_ path: String) -> UInt64 {
+    var st = stat()
+    return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
+}

@@ -1,0 +1,37 @@
+import StageboxAudioFiles
+
+/// How the recorder records: `[recorder]` of the configuration, and the codec's rate.
+public struct RecorderSettings: Sendable {
+    public var directory: String
+    /// Sender or filter ports; a take is one file for each.
+    public var sources: [String]
+    public var encoding: AudioFileEncoding
+    public var sampleRate: Int
+    /// The header is rewritten and the data fdatasync'ed at least this often.
+    public var syncIntervalMs: Int
+    /// Audio from before the start included in the take.
+    public var preRollSeconds: Double
+    /// Below this much free space a take is refused, or ends cleanly.
+    public var minFreeBytes: UInt64
+    /// The audio thread's ring for each source: how long a disk stall it absorbs.
+    public var ringSeconds: Double
+    /// See `TakeFile.init(rf64Threshold:)`.
+    public var rf64Threshold: UInt64
+
+    public init(directory: String, sources: [String], encoding: AudioFileEncoding = .pcm24, sampleRate: Int,
+                syncIntervalMs: Int = 1000, preRollSeconds: Double = 0, minFreeMB: Int = 64,
+                ringSeconds: Double = 5, rf64Threshold: UInt64 = UInt64(UInt32.max)) {
+        self.directory = directory
+        self.sources = sources
+        self.encoding = encoding
+        self.sampleRate = sampleRate
+        self.syncIntervalMs = syncIntervalMs
+        self.preRollSeconds = preRollSeconds
+        self.minFreeBytes = UInt64(minFreeMB) * 1_048_576
+        self.ringSeconds = ringSeconds
+        self.rf64Threshold = rf64Threshold
+    }
+
+    var ringFrames: Int { Int(ringSeconds * Double(sampleRate)) }
+    var preRollFrames: Int { Int(preRollSeconds * Double(sampleRate)) }
+}

@@ -1,0 +1,97 @@
+import StageboxSystem
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The directory where takes go: their names, the sequence number that never repeats (kept in
+/// `.sequence`, written atomically), and the free space.
+public struct TakeDirectory: Sendable {
+    public let path: String
+    static let sequenceFile = ".sequence"
+
+    public init(path: String) { self.path = path }
+
+    /// Why takes cannot go here now (missing, not a directory, read-only), or nil.
+    public func problem() -> String? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return "\(path): \(Errno.last)" }
+        guard st.st_mode & S_IFMT == S_IFDIR else { return "\(path) is not a directory" }
+        guard access(path, W_OK) == 0 else { return "\(path) is not writable: \(Errno.last)" }
+        var vfs = statvfs()
+        if statvfs(path, &vfs) == 0 && vfs.f_flag & UInt(ST_RDONLY) != 0 { return "\(path) is on a read-only filesystem" }
+        return nil
+    }
+
+    /// Free bytes for an unprivileged writer, or nil when the filesystem cannot be asked.
+    public func freeBytes() -> UInt64? {
+        var vfs = statvfs()
+        guard statvfs(path, &vfs) == 0 else { return nil }
+        return UInt64(vfs.f_bavail) * UInt64(vfs.f_frsize)
+    }
+
+    /// Takes the next sequence number: one above both the stored one and any in a file name,
+    /// stored durably before it is used, so a number is never given twice, across reboots too.
+    public func nextSequence() throws(SystemCallError) -> Int {
+        let stored = readSequence() ?? 0
+        let named = Self.wavFiles(in: path).compactMap(TakeName.sequence(of:)).max() ?? 0
+        let next = max(stored, named) + 1
+        let temporary = path + "/" + Self.sequenceFile + ".new"
+        let fd = try SystemCallError.naming("creating", temporary) {
+            try FileDescriptor.open(FilePath(temporary), .writeOnly, options: [.create, .truncate, .closeOnExec],
+                                    permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        }
+        defer { try? fd.close() }
+        _ = try SystemCallError.naming("writing", temporary) { try fd.writeAll(Array("\(next)\n".utf8)) }
+        if fsync(fd.rawValue) != 0 { throw SystemCallError.last("fsync", temporary) }
+        if rename(temporary, path + "/" + Self.sequenceFile) != 0 { throw .last("renaming", temporary) }
+        try TakeFile.syncDirectory(of: path + "/" + Self.sequenceFile)
+        return next
+    }
+
+    private func readSequence() -> Int? {
+        guard let fd = try? FileDescriptor.open(FilePath(path + "/" + Self.sequenceFile), .readOnly) else { return nil }
+        defer { try? fd.close() }
+        var buffer = [UInt8](repeating: 0, count: 32)
+        guard let n = try? buffer.withUnsafeMutableBytes({ try fd.read(into: $0) }) else { return nil }
+        return Int(String(decoding: buffer[0..<n], as: UTF8.self).filter(\.isNumber))
+    }
+
+    /// The `.wav` files in `directory` (not hidden), sorted by name.
+    public static func wavFiles(in directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if !name.hasPrefix("."), name.hasSuffix(".wav") { names.append(name) }
+        }
+        return names.sorted()
+    }
+}
+
+/// A take's file name: `2026-11-22_1412_0003_codec.in.wav`, local date and time of the start,
+/// the sequence number, the source port.
+public enum TakeName {
+    public static func make(year: Int, month: Int, day: Int, hour: Int, minute: Int, sequence: Int, source: String) -> String {
+        "\(year)-\(two(month))-\(two(day))_\(two(hour))\(two(minute))_\(pad(sequence, 4))_\(source).wav"
+    }
+
+    /// The sequence number in a take's name, or nil for another file.
+    public static func sequence(of name: String) -> Int? {
+        let parts = name.split(separator: "_", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].count == 10, parts[1].count == 4 else { return nil }
+        return Int(parts[2])
+    }
+
+    private static func two(_ n: Int) -> String { pad(n, 2) }
+    private static func pad(_ n: Int, _ width: Int) -> String {
+        let s = String(n)
+        return String(repeating: "0", count: max(0, width - s.count)) + s
+    }
+}

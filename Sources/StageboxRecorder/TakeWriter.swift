@@ -1,0 +1,288 @@
+import StageboxRealtime
+import StageboxSystem
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The recorder's writer thread: takes what the taps' rings hold into the take's files (or,
+/// between takes, into the pre-roll), syncs them every `syncIntervalMs`, and carries out the
+/// control side's commands. Everything here runs on that one thread.
+final class TakeWriter: @unchecked Sendable {
+    // @unchecked: created on the control thread and then used only by the writer thread.
+    private let recorder: Recorder
+    private var settings: RecorderSettings { recorder.settings }
+    private var take: Take?
+    private var preRolls: [String: PreRoll] = [:]
+    private var scratch: [Float] = []
+    private var rounds = 0
+    /// How long the writer sleeps between rounds: short against the ring, long against the CPU.
+    private static let roundNanos: Int64 = 5_000_000
+
+    private struct Take {
+        var name: String
+        var files: [(tap: RecorderTap, file: TakeFile, droppedSeen: Int)]
+        var nextSync: Int64
+        var askedNanos: Int64
+        var latencyReported = false
+        var droppedFrames = 0
+        var markers = 0
+    }
+
+    init(recorder: Recorder) { self.recorder = recorder }
+
+    func run() {
+        while recorder.isRunning {
+            round()
+            sleepUntil(monotonicNanos: monotonicNanoseconds() + Self.roundNanos)
+        }
+        round()
+        if take != nil { end(reason: nil) }
+    }
+
+    private func round() {
+        let commands = recorder.shared.withLock { s in
+            defer { s.commands.removeAll() }
+            return s.commands
+        }
+        for command in commands {
+            switch command {
+            case let .start(asked): begin(askedNanos: asked)
+            case let .stop(reason): if take != nil { end(reason: reason) }
+            case let .mark(label): mark(label)
+            }
+        }
+        pump()
+        if let t = take, monotonicNanoseconds() >= t.nextSync { syncTake() }
+        publish()
+    }
+
+    // MARK: starting and ending
+
+    private func begin(askedNanos: Int64) {
+        func refuse(_ reason: String) {
+            recorder.shared.withLock { $0.startAnswer = .failure(.init(reason: reason)) }
+            recorder.logger.error("recorder: record refused: \(reason)")
+            recorder.announce(.failed(reason))
+        }
+        if let t = take {
+            let running = RunningTake(name: t.name, files: t.files.map { $0.file.path }, frames: 0, bytes: 0,
+                                      seconds: 0, droppedFrames: 0, markers: 0)
+            recorder.shared.withLock { $0.startAnswer = .success(running) }
+            return
+        }
+        if let problem = recorder.directory.problem() { return refuse(problem) }
+        let free = recorder.directory.freeBytes() ?? .max
+        if free < settings.minFreeBytes {
+            return refuse("\(settings.directory) has \(free / 1_048_576) MB free, below min_free_mb "
+                + "(\(settings.minFreeBytes / 1_048_576))")
+        }
+        let taps = recorder.taps.withLock { $0 }
+        let present = settings.sources.compactMap { taps[$0] }
+        guard !present.isEmpty else {
+            return refuse("none of the sources is on the bus (\(settings.sources.joined(separator: ", ")))")
+        }
+        let preRollFrames = present.map { preRolls[$0.source]?.frames ?? 0 }.max() ?? 0
+        let clock = WallClock.now(minusSeconds: Double(preRollFrames) / Double(settings.sampleRate))
+        let sequence: Int
+        do { sequence = try recorder.directory.nextSequence() } catch { return refuse("\(error)") }
+        let base = TakeName.make(year: clock.year, month: clock.month, day: clock.day, hour: clock.hour,
+                                 minute: clock.minute, sequence: sequence, source: "")
+        let name = String(base.dropLast(5)) // without "_.wav"
+        var files: [(tap: RecorderTap, file: TakeFile, droppedSeen: Int)] = []
+        for tap in present {
+            let file = TakeName.make(year: clock.year, month: clock.month, day: clock.day, hour: clock.hour,
+                                     minute: clock.minute, sequence: sequence, source: tap.source)
+            let bext = BroadcastInfo(description: "Stagebox take \(sequence) of \(tap.source)",
+                                     originatorReference: name, date: clock.date, time: clock.time,
+                                     timeReference: UInt64(clock.secondsSinceMidnight * Double(settings.sampleRate)))
+            do {
+                let take = try TakeFile(path: settings.directory + "/" + file,
+                                        format: TakeFormat(sampleRate: settings.sampleRate, channels: tap.ring.channels,
+                                                           encoding: settings.encoding),
+                                        bext: bext, rf64Threshold: settings.rf64Threshold)
+                files.append((tap, take, tap.droppedFrames.load(ordering: .relaxed)))
+            } catch {
+                for f in files { try? f.file.close(); unlink(f.file.path) }
+                return refuse("\(error)")
+            }
+        }
+        for f in files {
+            if settings.preRollFrames > 0 {
+                preRolls[f.tap.source]?.drain { p, n in try? f.file.append(p, frames: n) }
+            } else {
+                // The gate was shut: anything left is from before this take.
+                discard(f.tap)
+                f.tap.firstFrameNanos.store(0, ordering: .relaxed)
+                f.tap.open.store(true, ordering: .releasing)
+            }
+        }
+        let interval = Int64(settings.syncIntervalMs) * 1_000_000
+        take = Take(name: name, files: files, nextSync: monotonicNanoseconds() + interval, askedNanos: askedNanos)
+        let running = RunningTake(name: name, files: files.map { $0.file.path }, frames: 0, bytes: 0,
+                                  seconds: 0, droppedFrames: 0, markers: 0)
+        recorder.shared.withLock { $0.startAnswer = .success(running); $0.status.startLatencyMs = nil }
+        recorder.logger.info("recorder: take \(name) started: \(files.map { $0.file.path }.joined(separator: ", "))")
+        recorder.announce(.recording)
+    }
+
+    /// Ends the take: with `reason` (a full disk), as a failure the record trigger shows.
+    private func end(reason: String?) {
+        guard let t = take else { return }
+        if settings.preRollFrames == 0 {
+            for f in t.files { f.tap.open.store(false, ordering: .releasing) }
+            // Wait for the audio thread to see the gate shut (two periods at most while it
+            // runs), so the last frames of the take are in the ring; a stopped codec never answers.
+            let deadline = monotonicNanoseconds() + 200_000_000
+            while t.files.contains(where: { $0.tap.seenOpen.load(ordering: .acquiring) }) && monotonicNanoseconds() < deadline {
+                sleepUntil(monotonicNanos: monotonicNanoseconds() + 1_000_000)
+            }
+        }
+        var failure = reason
+        if failure == nil { failure = pumpTake() }
+        var summaries: [TakeSummary] = []
+        for f in t.files {
+            do { try f.file.close() } catch { failure = failure ?? "\(error)" }
+            let file = String(f.file.path.split(separator: "/").last ?? "")
+            summaries.append(TakeSummary(file: file, frames: f.file.frames,
+                                         seconds: Double(f.file.frames) / Double(settings.sampleRate),
+                                         bytes: fileSize(f.file.path), note: failure))
+        }
+        take = nil
+        recorder.shared.withLock { s in
+            s.recent.append(contentsOf: summaries)
+            if s.recent.count > Recorder.recentLimit { s.recent.removeFirst(s.recent.count - Recorder.recentLimit) }
+            s.status.take = nil
+        }
+        let length = summaries.first.map { "\(formatSeconds($0.seconds)) s" } ?? ""
+        if let failure {
+            recorder.logger.error("recorder: take \(t.name) ended after \(length): \(failure); its files are whole")
+            recorder.announce(.failed(failure))
+        } else {
+            recorder.logger.info("recorder: take \(t.name) ended after \(length)")
+            recorder.announce(.idle)
+        }
+    }
+
+    private func mark(_ label: String) {
+        guard var t = take else { return }
+        for f in t.files {
+            let at = f.file.frames + Int64(f.tap.ring.availableFrames)
+            if !f.file.addCue(frame: at, label: label) {
+                recorder.logger.warning("recorder: no room for another marker in \(f.file.path) (\(f.file.cueCount) kept)")
+            }
+        }
+        t.markers += 1
+        take = t
+        recorder.logger.info("recorder: marker \(label) in take \(t.name)")
+    }
+
+    // MARK: moving audio
+
+    /// Moves what the rings hold: into the take, or into the pre-roll between takes.
+    private func pump() {
+        if take != nil {
+            if let failure = pumpTake() { end(reason: failure) }
+            return
+        }
+        guard settings.preRollFrames > 0 else { return }
+        for tap in recorder.taps.withLock({ Array($0.values) }) {
+            var preRoll = preRolls[tap.source] ?? PreRoll(channels: tap.ring.channels, frames: settings.preRollFrames)
+            if preRoll.channels != tap.ring.channels { preRoll = PreRoll(channels: tap.ring.channels, frames: settings.preRollFrames) }
+            readAll(tap) { p, n in preRoll.append(p, frames: n) }
+            preRolls[tap.source] = preRoll
+        }
+    }
+
+    /// Moves the rings into the take's files; the reason when a file cannot take more.
+    private func pumpTake() -> String? {
+        guard var t = take else { return nil }
+        defer { take = t }
+        for i in t.files.indices {
+            let f = t.files[i]
+            let dropped = f.tap.droppedFrames.load(ordering: .relaxed)
+            if dropped > f.droppedSeen {
+                let lost = dropped - f.droppedSeen
+                // The ring was full when they were dropped: the gap is after what it holds now.
+                let at = f.file.frames + Int64(f.tap.ring.availableFrames)
+                f.file.addCue(frame: at, label: "dropped \(lost) frames")
+                t.files[i].droppedSeen = dropped
+                t.droppedFrames += lost
+                recorder.logger.warning("recorder: \(f.file.path): the disk fell behind; \(lost) frames dropped at \(at) (marked with a cue)")
+            }
+            var failure: String?
+            readAll(f.tap) { p, n in
+                guard failure == nil else { return }
+                do throws(SystemCallError) { try f.file.append(p, frames: n) } catch { failure = Self.describe(error) }
+            }
+            if let failure { return failure }
+            if !t.latencyReported, f.tap.firstFrameNanos.load(ordering: .relaxed) != 0 {
+                // With pre-roll the take's first sample is older than the tap's first period.
+                let preRoll = Double(settings.preRollFrames > 0 ? settings.preRollFrames : 0) / Double(settings.sampleRate) * 1000
+                let ms = Double(f.tap.firstFrameNanos.load(ordering: .relaxed) - t.askedNanos) / 1e6 - preRoll
+                t.latencyReported = true
+                recorder.shared.withLock { $0.status.startLatencyMs = ms }
+                recorder.logger.info("recorder: take \(t.name): first sample \(formatSeconds(ms)) ms after the start was asked")
+            }
+        }
+        return nil
+    }
+
+    private func readAll(_ tap: RecorderTap, into sink: (UnsafePointer<Float>, Int) -> Void) {
+        let chunk = 4096
+        if scratch.count < chunk * tap.ring.channels { scratch = [Float](repeating: 0, count: chunk * tap.ring.channels) }
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            while true {
+                let n = tap.ring.read(into: buffer.baseAddress!, maxFrames: chunk)
+                if n == 0 { break }
+                sink(UnsafePointer(buffer.baseAddress!), n)
+            }
+        }
+    }
+
+    private func discard(_ tap: RecorderTap) { readAll(tap) { _, _ in } }
+
+    // MARK: syncing
+
+    private func syncTake() {
+        guard var t = take else { return }
+        for f in t.files {
+            do throws(SystemCallError) { try f.file.sync() } catch {
+                return end(reason: Self.describe(error))
+            }
+        }
+        t.nextSync = monotonicNanoseconds() + Int64(settings.syncIntervalMs) * 1_000_000
+        take = t
+        if let free = recorder.directory.freeBytes(), free < settings.minFreeBytes {
+            end(reason: "\(settings.directory) is down to \(free / 1_048_576) MB free, below min_free_mb "
+                + "(\(settings.minFreeBytes / 1_048_576))")
+        }
+    }
+
+    private func publish() {
+        let running = take.map { t in
+            let frames = t.files.first?.file.frames ?? 0
+            return RunningTake(name: t.name, files: t.files.map { $0.file.path }, frames: frames,
+                               bytes: t.files.reduce(0) { $0 + $1.file.fileBytes },
+                               seconds: Double(frames) / Double(settings.sampleRate),
+                               droppedFrames: t.droppedFrames, markers: t.markers)
+        }
+        rounds += 1
+        let free = rounds % 20 == 1 ? recorder.directory.freeBytes() : nil
+        recorder.shared.withLock { s in
+            s.status.take = running
+            if let free { s.status.freeBytes = free }
+        }
+    }
+
+    private static func describe(_ error: SystemCallError) -> String {
+        error.errno == .noSpace ? "the disk is full (\(error))" : "\(error)"
+    }
+}
+
+func formatSeconds(_ s: Double) -> String {
+    let tenths = Int((s * 10).rounded())
+    return "\(tenths / 10).\(abs(tenths % 10))"
+}
