@@ -134,12 +134,14 @@ public final class Engine: @unchecked Sendable {
     }
 
     /// Adds a port; its processor runs on the audio thread from the next period on.
-    /// The port rules apply: its name, its channel count, and no reserved owner (`codec.x`).
+    /// The port rules apply: its name, its channel count, and no reserved owner (`codec.x`)
+    /// unless the port is `stagebox`'s own (the recorder's, the player's).
     @discardableResult
-    public func addPort(_ descriptor: PortDescriptor, processor: PortProcessor?) throws(EngineError) -> Port {
+    public func addPort(_ descriptor: PortDescriptor, processor: PortProcessor?,
+                        ownedByStagebox: Bool = false) throws(EngineError) -> Port {
         do throws(PortRuleViolation) {
             try PortRules.checkPortName(descriptor.name)
-            try PortRules.checkOwner(of: descriptor.name)
+            if !ownedByStagebox || !descriptor.name.hasPrefix("stagebox.") { try PortRules.checkOwner(of: descriptor.name) }
             try PortRules.checkChannels(descriptor.channels, port: descriptor.name)
         } catch {
             throw .portRule(error)

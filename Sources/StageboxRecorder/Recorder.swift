@@ -126,7 +126,7 @@ public final class Recorder: Sendable {
                 tap.open.store(settings.preRollFrames > 0, ordering: .releasing)
                 do {
                     try engine.addPort(.init(name: tap.portName, title: "Recorder of \(source)", kind: .receiver,
-                                             channels: port.channels), processor: tap)
+                                             channels: port.channels), processor: tap, ownedByStagebox: true)
                     try engine.connect(from: source, to: tap.portName)
                     taps.withLock { $0[source] = tap }
                 } catch {

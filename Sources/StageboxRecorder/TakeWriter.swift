@@ -84,6 +84,8 @@ final class TakeWriter: @unchecked Sendable {
         guard !present.isEmpty else {
             return refuse("none of the sources is on the bus (\(settings.sources.joined(separator: ", ")))")
         }
+        // The pre-roll ends where the start was asked: take in what the rings hold first.
+        pump()
         let preRollFrames = present.map { preRolls[$0.source]?.frames ?? 0 }.max() ?? 0
         let clock = WallClock.now(minusSeconds: Double(preRollFrames) / Double(settings.sampleRate))
         let sequence: Int

@@ -1,0 +1,171 @@
+import Foundation
+import Logging
+import StageboxAudioFiles
+import StageboxEngine
+import StageboxRealtime
+import StageboxTestSupport
+import Testing
+@testable import StageboxRecorder
+
+/// The recorder around a real engine, its periods run by the test as a driver would run them.
+@Suite(.serialized) struct RecorderTests {
+    final class Rig {
+        let engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 2, outputs: 2,
+                                                     toneSignal: .silence, toneFrequency: 1000, toneLevelDB: -20))
+        let recorder: Recorder
+        let directory: String
+        private let ownsDirectory: Bool
+        var position: Int64 = 0
+        /// Every frame the codec inputs carried, interleaved.
+        var history: [Float] = []
+
+        init(_ name: String, preRoll: Double = 0, ringSeconds: Double = 5, minFreeMB: Int = 0, directory: String? = nil) throws {
+            self.directory = try directory ?? temporaryDirectory(name)
+            ownsDirectory = directory == nil
+            recorder = Recorder(settings: RecorderSettings(directory: self.directory, sources: ["codec.in"], encoding: .pcm24,
+                                                           sampleRate: 48000, syncIntervalMs: 100, preRollSeconds: preRoll,
+                                                           minFreeMB: minFreeMB, ringSeconds: ringSeconds),
+                                logger: Logger(label: "test"))
+            recorder.syncTaps(engine: engine)
+            try recorder.startWriter()
+        }
+
+        /// Runs `count` periods of a signal that never repeats (multiples of 2^-23: PCM_24 holds them).
+        func run(periods count: Int) {
+            for _ in 0..<count {
+                for c in 0..<2 {
+                    let p = engine.captureBuffer.channel(c)
+                    for i in 0..<64 { p[i] = Float((Int(position) + i) * (c == 0 ? 7 : -13) % 8_388_608) / 8_388_608 }
+                }
+                for i in 0..<64 { for c in 0..<2 { history.append(engine.captureBuffer.channel(c)[i]) } }
+                engine.process(frames: 64, cycle: CycleInfo(framePosition: position, hostTimeNanos: monotonicNanoseconds(), sampleRate: 48000))
+                position += 64
+            }
+        }
+
+        func waitForIdle() {
+            let deadline = Date().addingTimeInterval(10)
+            while recorder.isRecording && Date() < deadline { usleep(2000) }
+        }
+
+        deinit {
+            recorder.shutdown()
+            if ownsDirectory { try? FileManager.default.removeItem(atPath: directory) }
+        }
+    }
+
+    @Test func aTakeHoldsEveryFrameBetweenStartAndStopBitExact() throws {
+        let rig = try Rig("take")
+        #expect(rig.engine.ports.contains { $0.name == "stagebox.record.codec.in" && $0.kind == .receiver })
+        rig.run(periods: 100)
+        let take = try rig.recorder.start().get()
+        #expect(rig.recorder.isRecording)
+        let before = rig.history.count
+        rig.run(periods: 1500) // 2 s
+        #expect(rig.recorder.stop())
+        rig.waitForIdle()
+        #expect(rig.recorder.status.state == .idle)
+        let path = try #require(take.files.first)
+        #expect(path.hasSuffix("_0001_codec.in.wav"))
+        let reader = try AudioFileReader(path: path)
+        #expect(reader.frames == 1500 * 64)
+        #expect(firstDifference(try reader.readAll(), Array(rig.history[before...])) == nil)
+        #expect(soxFrames(path) == 1500 * 64)
+        let latency = try #require(rig.recorder.status.startLatencyMs)
+        #expect(latency >= 0 && latency < 10_000)
+        let last = try #require(rig.recorder.recentTakes.last)
+        #expect(last.frames == 96000 && last.note == nil)
+    }
+
+    @Test func preRollBringsTheSecondsBeforeTheStart() throws {
+        let rig = try Rig("preroll", preRoll: 0.25)
+        rig.run(periods: 500)
+        let start = rig.history.count
+        let take = try rig.recorder.start().get()
+        rig.run(periods: 100)
+        rig.recorder.stop()
+        rig.waitForIdle()
+        let samples = try AudioFileReader(path: take.files[0]).readAll()
+        #expect(samples.count == (12000 + 6400) * 2)
+        #expect(firstDifference(samples, Array(rig.history[(start - 24000)...])) == nil)
+    }
+
+    @Test func aRingThatOverflowsDropsWholePeriodsCountsThemAndMarksACue() throws {
+        // A 10 ms ring and 4 s of periods run as fast as the test can: the writer cannot keep up.
+        let rig = try Rig("overflow", ringSeconds: 0.01)
+        let take = try rig.recorder.start().get()
+        rig.run(periods: 3000)
+        rig.recorder.stop()
+        rig.waitForIdle()
+        let dropped = try #require(rig.recorder.recentTakes.last).frames
+        let reader = try AudioFileReader(path: take.files[0])
+        let lost = 3000 * 64 - reader.frames
+        #expect(lost > 0 && lost % 64 == 0)
+        #expect(dropped == Int64(reader.frames))
+        #expect(!libsndfileCues(take.files[0]).isEmpty)
+    }
+
+    @Test func markersBecomeCuePoints() throws {
+        let rig = try Rig("markers")
+        let take = try rig.recorder.start().get()
+        rig.run(periods: 100)
+        usleep(50_000)
+        #expect(rig.recorder.mark(label: "verse"))
+        usleep(50_000)
+        rig.run(periods: 100)
+        rig.recorder.stop()
+        rig.waitForIdle()
+        #expect(libsndfileCues(take.files[0]) == [6400])
+        #expect(!rig.recorder.mark(label: "after the take"))
+    }
+
+    @Test func sequenceNumbersNeverRepeatAcrossRestartsEvenWhenTakesAreDeleted() throws {
+        let directory = try temporaryDirectory("sequence")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var names: [String] = []
+        for _ in 0..<2 {
+            let rig = try Rig("sequence", directory: directory)
+            let take = try rig.recorder.start().get()
+            rig.run(periods: 10)
+            rig.recorder.stop()
+            rig.waitForIdle()
+            names.append(take.name)
+            try FileManager.default.removeItem(atPath: take.files[0])
+            rig.recorder.shutdown()
+        }
+        #expect(names.map { TakeName.sequence(of: $0 + "_x.wav") } == [1, 2])
+    }
+
+    @Test func refusalsSayWhy() throws {
+        let missing = try Rig("refusals", directory: "/nonexistent/recordings")
+        guard case let .failure(refusal) = missing.recorder.start() else { Issue.record("a take started"); return }
+        #expect(refusal.reason.hasPrefix("/nonexistent/recordings: "))
+        #expect(missing.recorder.status.state == .failed(refusal.reason))
+        #expect(missing.engine.ports.count > 3) // the audio runs on, the tap is there
+
+        let full = try Rig("refusals", minFreeMB: 100_000_000)
+        guard case let .failure(low) = full.recorder.start() else { Issue.record("a take started"); return }
+        #expect(low.reason.hasSuffix("below min_free_mb (100000000)"))
+    }
+
+    @Test func theStartUpPassRepairsACutTakeAndListsIt() throws {
+        let directory = try temporaryDirectory("startup")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let file = try TakeFile(path: directory + "/2026-11-22_1412_0007_codec.in.wav",
+                                    format: TakeFormat(sampleRate: 48000, channels: 2, encoding: .pcm24),
+                                    bext: BroadcastInfo(description: "", originatorReference: "", date: "2026-11-22", time: "14:12:00", timeReference: 0))
+            let signal = testSignal(frames: 480, channels: 2)
+            try signal.withUnsafeBufferPointer { try file.append($0.baseAddress!, frames: 480) }
+        }
+        let recorder = Recorder(settings: RecorderSettings(directory: directory, sources: ["codec.in"], sampleRate: 48000),
+                                logger: Logger(label: "test"))
+        let found = recorder.repairTakes()
+        #expect(found.count == 1)
+        #expect(found.first?.frames == 480)
+        #expect(found.first?.note?.hasPrefix("repaired: the header said 0 frames, the file holds 480") == true)
+        #expect(recorder.repairTakes().first?.note == nil)
+        // The next take's number follows the one in the directory.
+        #expect(try TakeDirectory(path: directory).nextSequence() == 8)
+    }
+}
