@@ -50,10 +50,11 @@ public struct ConfigParser {
             case "console": if let t = table(root, key) { readConsole(t, into: &config.console) }
             case "watchdog": if let t = table(root, key) { readWatchdog(t, into: &config.watchdog) }
             case "lifecycle": if let t = table(root, key) { readLifecycle(t, into: &config.lifecycle) }
+            case "recorder": if let t = table(root, key) { readRecorder(t, into: &config.recorder) }
             case "connect": config.connections = readConnections(root[key]!)
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
-                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [[connect]]"))
+                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]]"))
             }
         }
         // Checks across sections: a tone at or above half the rate would alias to another pitch.
@@ -138,6 +139,39 @@ public struct ConfigParser {
         problems = fields.parser.problems
     }
 
+    private mutating func readRecorder(_ t: TOMLTable, into recorder: inout RecorderSection) {
+        let allowed = ["directory", "source", "sources", "encoding", "sync_interval_ms", "pre_roll_s", "min_free_mb"]
+        var fields = Fields(parser: self, table: t, section: "recorder", allowedKeys: allowed)
+        fields.string("directory", &recorder.directory, nonEmpty: true)
+        if !recorder.directory.hasPrefix("/") {
+            fields.problem("directory", "'\(recorder.directory)' is not an absolute path", allowed: "a path from /, like /data/recordings")
+            recorder.directory = RecorderSection().directory
+        }
+        if t["source"] != nil && t["sources"] != nil {
+            fields.problem("sources", "give source or sources, not both")
+        } else if t["source"] != nil {
+            var one = ""
+            fields.string("source", &one, nonEmpty: true)
+            fields.endpointPort("source", one)
+            if !one.isEmpty { recorder.sources = [one] }
+        } else if let v = t["sources"] {
+            if let array = v.array, !array.isEmpty, array.allSatisfy({ $0.string != nil }) {
+                let names = array.compactMap(\.string)
+                var good = true
+                for name in names where !fields.endpointPort("sources", name) { good = false }
+                if Set(names).count != names.count { fields.problem("sources", "a source is listed twice"); good = false }
+                if good { recorder.sources = names }
+            } else {
+                fields.problem("sources", "must be a non-empty array of port names", allowed: "sources = [\"codec.in\", \"call.out\"]")
+            }
+        }
+        fields.choice("encoding", &recorder.encoding, among: RecorderSection.encodings)
+        fields.int("sync_interval_ms", &recorder.syncIntervalMs, range: RecorderSection.syncIntervalRange)
+        fields.double("pre_roll_s", &recorder.preRollSeconds, range: RecorderSection.preRollRange)
+        fields.int("min_free_mb", &recorder.minFreeMB, range: RecorderSection.minFreeRange)
+        problems = fields.parser.problems
+    }
+
     private mutating func readConnections(_ value: TOMLValueConvertible) -> [ConnectEntry] {
         guard let array = value.array else {
             problems.append(.init(file: file, line: lines.line(section: "connect"), key: "connect",
@@ -215,6 +249,19 @@ public struct ConfigParser {
                 try PortRules.checkPortName(try PortEndpoint(parsing: text).port)
             } catch {
                 problem(key, error.description)
+            }
+        }
+
+        /// Checks a port name (no channel) read from `key`; false with a problem when it breaks the rules.
+        @discardableResult
+        mutating func endpointPort(_ key: String, _ text: String) -> Bool {
+            guard !text.isEmpty else { return false }
+            do throws(PortRuleViolation) {
+                try PortRules.checkPortName(text)
+                return true
+            } catch {
+                problem(key, error.description)
+                return false
             }
         }
 

@@ -7,6 +7,7 @@ public struct StageboxConfiguration: Sendable, Equatable {
     public var console = ConsoleSection()
     public var watchdog = WatchdogSection()
     public var lifecycle = LifecycleSection()
+    public var recorder = RecorderSection()
     public var connections: [ConnectEntry] = [ConnectEntry(from: "codec.in", to: "codec.out")]
 
     public init() {}
@@ -115,4 +116,25 @@ public struct ConnectEntry: Sendable, Equatable {
         self.line = line
         self.number = number
     }
+}
+
+/// `[recorder]`: where takes go and how they are written.
+public struct RecorderSection: Sendable, Equatable {
+    /// Must exist up to its parent: Stagebox makes the last component, never more (a `/data`
+    /// that did not mount must not become a directory on the root filesystem).
+    public var directory = "/data/recordings"
+    /// Sender or filter ports; a take is one WAV for each.
+    public var sources = ["codec.in"]
+    /// One of `RecorderSection.encodings`.
+    public var encoding = "PCM_24"
+    public var syncIntervalMs = 1000
+    public var preRollSeconds = 0.0
+    public var minFreeMB = 64
+
+    public init() {}
+
+    public static let encodings = ["PCM_16", "PCM_24", "PCM_32", "FLOAT"]
+    public static let syncIntervalRange = 100...10_000
+    public static let preRollRange = 0.0...30.0
+    public static let minFreeRange = 0...1_000_000
 }

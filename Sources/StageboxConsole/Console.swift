@@ -33,6 +33,8 @@ public struct Console: Sendable {
         .init(name: "config", usage: "config", summary: "the configuration in effect and its problems"),
         .init(name: "trigger", usage: "trigger NAME", summary: "fire a trigger"),
         .init(name: "triggers", usage: "triggers", summary: "the triggers and their states"),
+        .init(name: "record", usage: "record start|stop", summary: "start or stop a take"),
+        .init(name: "takes", usage: "takes", summary: "the last takes with length, size and any repairs"),
         .init(name: "reset-stats", usage: "reset-stats", summary: "zero the statistics and the xrun list"),
         .init(name: "suspend", usage: "suspend", summary: "close the codec now (refused while in use)"),
         .init(name: "resume", usage: "resume", summary: "open the codec again"),
@@ -114,6 +116,10 @@ public struct Console: Sendable {
         case ("lifecycle", 0):
             let lines = context.lifecycleChanges
             return lines.isEmpty ? "no changes yet" : lines.joined(separator: "\n")
+        case ("record", 1) where args[0] == "start" || args[0] == "stop": return context.record(start: args[0] == "start")
+        case ("takes", 0):
+            let lines = context.takes
+            return lines.isEmpty ? "no takes yet" : lines.joined(separator: "\n")
         case ("reset-stats", 0):
             context.statistics.reset()
             context.clearXruns()
@@ -157,6 +163,7 @@ public struct Console: Sendable {
             "clients     \(c.clients.count)" + (c.ringFaults > 0 ? ", \(c.ringFaults) disconnected for corrupt shared memory" : ""),
         ]
         if let dog = c.watchdog { lines.append("watchdog    \(dog)") }
+        if let recorder = c.recorderStatus { lines.append("recorder    \(recorder)") }
         return lines.joined(separator: "\n")
     }
 
@@ -229,16 +236,7 @@ public struct Console: Sendable {
         return list.isEmpty ? "no triggers" : table(["TRIGGER", "STATE", "TITLE"], list.map { [$0.name, $0.state.name, $0.title] })
     }
 
-    /// An aligned table, columns two spaces apart, cut to 80 columns.
-    func table(_ header: [String], _ rows: [[String]]) -> String {
-        let all = [header] + rows
-        let widths = header.indices.map { i in all.map { $0.count > i ? $0[i].count : 0 }.max() ?? 0 }
-        return all.map { row in
-            let line = row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padded(widths[i]) }
-                .joined(separator: "  ")
-            return String(line.prefix(80)).trailingSpacesRemoved
-        }.joined(separator: "\n")
-    }
+    func table(_ header: [String], _ rows: [[String]]) -> String { textTable(header, rows) }
 }
 
 #if canImport(Glibc)

@@ -84,6 +84,12 @@ public protocol ConsoleContext: Sendable {
     func resume() -> String
     /// The last lifecycle changes, oldest first, one line each.
     var lifecycleChanges: [String] { get }
+    /// `record start` or `record stop`: what happened, or "refused: " and why.
+    func record(start: Bool) -> String
+    /// The last takes, one line each: file, length, size, any repair.
+    var takes: [String] { get }
+    /// The recorder's line for `status` (the take's time and size, the free space), or nil.
+    var recorderStatus: String? { get }
 }
 
 extension ConsoleContext {
@@ -91,4 +97,7 @@ extension ConsoleContext {
     public func suspend() -> String? { "refused: this stagebox has no lifecycle" }
     public func resume() -> String { "this stagebox has no lifecycle" }
     public var lifecycleChanges: [String] { [] }
+    public func record(start: Bool) -> String { "refused: this stagebox has no recorder" }
+    public var takes: [String] { [] }
+    public var recorderStatus: String? { nil }
 }

@@ -17,3 +17,14 @@ extension String {
         return String(s)
     }
 }
+
+/// An aligned table with a header, columns two spaces apart, each line cut to `width` columns.
+public func textTable(_ header: [String], _ rows: [[String]], width: Int = 80) -> String {
+    let all = [header] + rows
+    let widths = header.indices.map { i in all.map { $0.count > i ? $0[i].count : 0 }.max() ?? 0 }
+    return all.map { row in
+        let line = row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padded(widths[i]) }
+            .joined(separator: "  ")
+        return String(line.prefix(width)).trailingSpacesRemoved
+    }.joined(separator: "\n")
+}

@@ -48,6 +48,40 @@ public final class SampleRing: @unchecked Sendable {
         return true
     }
 
+    /// Producer: copies `frames` interleaved frames; false, and nothing written, when they do
+    /// not all fit.
+    public func write(interleaved source: UnsafePointer<Float>, frames: Int) -> Bool {
+        let t = tail.load(ordering: .relaxed)
+        guard t - head.load(ordering: .acquiring) + frames <= capacityFrames else { return false }
+        let start = t % capacityFrames
+        let first = min(frames, capacityFrames - start)
+        (storage + start * channels).update(from: source, count: first * channels)
+        if frames > first { storage.update(from: source + first * channels, count: (frames - first) * channels) }
+        tail.store(t + frames, ordering: .releasing)
+        return true
+    }
+
+    /// Frames there is room for now (exact on the producer side).
+    public var freeFrames: Int { capacityFrames - availableFrames }
+
+    /// Consumer: copies up to `maxFrames` frames into per-channel buffers `channel(c)`; returns
+    /// how many it copied.
+    @inline(__always)
+    public func read(maxFrames: Int, channel: (Int) -> UnsafeMutablePointer<Float>) -> Int {
+        let h = head.load(ordering: .relaxed)
+        let frames = min(maxFrames, tail.load(ordering: .acquiring) - h)
+        guard frames > 0 else { return 0 }
+        var index = h % capacityFrames
+        for i in 0..<frames {
+            let frame = storage + index * channels
+            for c in 0..<channels { channel(c)[i] = frame[c] }
+            index += 1
+            if index == capacityFrames { index = 0 }
+        }
+        head.store(h + frames, ordering: .releasing)
+        return frames
+    }
+
     /// Consumer: copies up to `maxFrames` frames, interleaved, into `destination`; returns how
     /// many it copied.
     public func read(into destination: UnsafeMutablePointer<Float>, maxFrames: Int) -> Int {

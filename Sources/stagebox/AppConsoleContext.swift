@@ -30,12 +30,13 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let configuration: [String]
     let watchdogFeeder: WatchdogFeeder
     let lifecycle: LifecycleController
+    let recording: Recording
     /// The last `historyLength` events of the audio thread, oldest first.
     private let history = Mutex<Deque<XrunRecord>>([])
     private let historyLength = 32
 
     init(loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
-         server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController) {
+         server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController, recording: Recording) {
         let audio = loaded.config.audio
         self.driver = driver
         sampleRate = audio.rate
@@ -48,6 +49,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         self.server = server
         watchdogFeeder = watchdog
         self.lifecycle = lifecycle
+        self.recording = recording
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "
@@ -62,7 +64,10 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
                      "[watchdog] device=\(loaded.config.watchdog.device) timeout=\(loaded.config.watchdog.timeout)",
                      "[lifecycle] suspend_after=\(fixed(loaded.config.lifecycle.suspendAfter, digits: 1)) s"
                          + (loaded.config.lifecycle.suspendAfter == 0 ? " (never)" : "")
-                         + " fade_ms=\(fixed(loaded.config.lifecycle.fadeMs, digits: 1))"]
+                         + " fade_ms=\(fixed(loaded.config.lifecycle.fadeMs, digits: 1))",
+                     "[recorder] directory=\(loaded.config.recorder.directory) sources=\(loaded.config.recorder.sources.joined(separator: ","))"
+                         + " encoding=\(loaded.config.recorder.encoding) sync_interval_ms=\(loaded.config.recorder.syncIntervalMs)"
+                         + " pre_roll_s=\(fixed(loaded.config.recorder.preRollSeconds, digits: 1)) min_free_mb=\(loaded.config.recorder.minFreeMB)"]
         lines += loaded.problems.isEmpty ? ["no problems"] : ["problems (the defaults are in effect):"]
             + loaded.problems.map { "  \($0)" }
         configuration = lines
@@ -92,6 +97,10 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         }
     }
     var watchdog: String? { watchdogFeeder.describe() }
+
+    func record(start: Bool) -> String { recording.record(start: start) }
+    var takes: [String] { recording.takes }
+    var recorderStatus: String? { recording.statusLine }
 
     var clients: [ClientSummary] {
         (server?.clients ?? []).map { c in

@@ -83,6 +83,8 @@ struct RunCommand: ParsableCommand {
             logger.warning("mlockall refused: the audio thread may page-fault under memory pressure")
         }
         let triggers = Self.builtinTriggers(engine)
+        let recording = Recording(configuration, engine: engine, triggers: triggers, logger: logger)
+        defer { recording.shutdown() }
         let server = startBus(configuration, engine: engine, triggers: triggers, logger: logger)
         defer { server?.stop() }
 
@@ -103,7 +105,7 @@ struct RunCommand: ParsableCommand {
         let consoleDevice = consolePlace(configuration.console)
         let context = AppConsoleContext(loaded: loaded, driver: driver.name, consoleDevice: consoleDevice,
                                         engine: engine, triggers: triggers, control: control, server: server,
-                                        watchdog: watchdog, lifecycle: lifecycle)
+                                        watchdog: watchdog, lifecycle: lifecycle, recording: recording)
         let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
         let console = startConsole(configuration.console, device: consoleDevice, context: context, logger: logger)
         // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
@@ -117,7 +119,8 @@ struct RunCommand: ParsableCommand {
         }
         do {
             try DriverSupervisor(driver: driver, logger: logger).run {
-                tick(events: events, watchdog: watchdog, lifecycle: lifecycle, server: server)
+                tick(events: events, watchdog: watchdog, lifecycle: lifecycle, server: server,
+                     recording: recording, engine: engine)
             }
         } catch {
             events.finish()
@@ -225,7 +228,8 @@ struct RunCommand: ParsableCommand {
         }
     }
 
-    /// The triggers Stagebox always has: `mute` toggles the codec inputs' mute.
+    /// The triggers Stagebox always has: `mute` toggles the codec inputs' mute (`Recording` adds
+    /// `record`, `marker`, `play` and `mute-out`).
     static func builtinTriggers(_ engine: Engine) -> TriggerBoard {
         let triggers = TriggerBoard()
         triggers.add(name: "mute", title: "Mute the codec inputs") {
@@ -280,10 +284,12 @@ enum SerialPorts {
 }
 
 /// The control thread's periodic work while audio runs.
-private func tick(events: EventLog, watchdog: WatchdogFeeder, lifecycle: LifecycleController, server: BusServer?) {
+private func tick(events: EventLog, watchdog: WatchdogFeeder, lifecycle: LifecycleController, server: BusServer?,
+                  recording: Recording, engine: Engine) {
     // A signal stops cleanly: the outputs fade out before the streams close.
     if StopSignals.stopRequested { lifecycle.stop() }
     events.drain()
-    let use = BusUse(clientPorts: server?.clients.reduce(0) { $0 + $1.ports.count } ?? 0)
+    recording.tick(engine: engine)
+    let use = BusUse(clientPorts: server?.clients.reduce(0) { $0 + $1.ports.count } ?? 0, takes: recording.runningTakes)
     watchdog.tick(healthy: lifecycle.tick(use: use))
 }

@@ -1,0 +1,167 @@
+import Logging
+import StageboxAudioFiles
+import StageboxConfig
+import StageboxControls
+import StageboxEngine
+import StageboxFormatting
+import StageboxRecorder
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The recorder and the player as the appliance runs them: built from `[recorder]`, checked
+/// and repaired at start, and behind the `record`, `marker` and `play` triggers.
+final class Recording: Sendable {
+    let recorder: Recorder
+    let player: TakePlayer
+    private let triggers: TriggerBoard
+    private let logger: Logger
+
+    init(_ config: StageboxConfiguration, engine: Engine, triggers: TriggerBoard, logger: Logger) {
+        let section = config.recorder
+        let settings = RecorderSettings(directory: section.directory, sources: section.sources,
+                                        encoding: AudioFileEncoding(rawValue: section.encoding) ?? .pcm24,
+                                        sampleRate: config.audio.rate, syncIntervalMs: section.syncIntervalMs,
+                                        preRollSeconds: section.preRollSeconds, minFreeMB: section.minFreeMB,
+                                        rf64Threshold: Self.rf64Threshold)
+        recorder = Recorder(settings: settings, logger: logger)
+        player = TakePlayer(engine: engine, logger: logger)
+        self.triggers = triggers
+        self.logger = logger
+        Self.makeDirectory(section.directory, logger: logger)
+        recorder.repairTakes()
+        do {
+            try recorder.startWriter()
+        } catch {
+            logger.error("recorder: \(error); takes are refused")
+        }
+        addTriggers(engine: engine)
+    }
+
+    /// `STAGEBOX_RF64_THRESHOLD` lowers RF64's 4 GiB for tests that cannot write 4 GiB.
+    private static var rf64Threshold: UInt64 {
+        getenv("STAGEBOX_RF64_THRESHOLD").flatMap { UInt64(String(cString: $0)) } ?? UInt64(UInt32.max)
+    }
+
+    /// Makes the takes' directory when its parent is there; never the parent (a `/data` that did
+    /// not mount must not become a directory on the root filesystem).
+    private static func makeDirectory(_ path: String, logger: Logger) {
+        var st = stat()
+        guard stat(path, &st) != 0 else { return }
+        let parent = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "/"
+        guard stat(parent.isEmpty ? "/" : parent, &st) == 0 else { return }
+        if mkdir(path, 0o755) != 0 { logger.warning("recorder: cannot make \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    private func addTriggers(engine: Engine) {
+        let recorder = recorder, player = player, triggers = triggers, logger = logger
+        triggers.add(name: "record", title: "Start or stop a take") {
+            if recorder.isRecording {
+                recorder.stop()
+                return .normal
+            }
+            switch recorder.start() {
+            case .success: return .selected
+            case .failure: return .error
+            }
+        }
+        triggers.add(name: "marker", title: "Drop a marker into the take", state: .disabled) {
+            let count = (recorder.status.take?.markers ?? 0) + 1
+            recorder.mark(label: "marker \(count)")
+            return .normal
+        }
+        triggers.add(name: "play", title: "Play the last take through codec.out; again to stop") {
+            if player.isPlaying {
+                player.stop()
+                return .normal
+            }
+            guard let last = recorder.recentTakes.last(where: { $0.frames > 0 }) else {
+                logger.warning("player: no take to play yet")
+                return .normal
+            }
+            switch player.play(recorder.settings.directory + "/" + last.file) {
+            case .success: return .selected
+            case .failure(let refusal):
+                logger.error("player: \(refusal)")
+                return .error
+            }
+        }
+        triggers.add(name: "mute-out", title: "Mute the codec outputs") {
+            let muted = !((try? engine.isMuted(BuiltinPort.codecOut)) ?? false)
+            try? engine.setMuted(BuiltinPort.codecOut, muted)
+            return muted ? .selected : .normal
+        }
+        recorder.onStateChange { state in
+            switch state {
+            case .idle:
+                triggers.setState("record", .normal)
+                triggers.setState("marker", .disabled)
+            case .recording:
+                triggers.setState("record", .selected)
+                triggers.setState("marker", .normal)
+            case .failed:
+                triggers.setState("record", .error)
+                triggers.setState("marker", .disabled)
+            }
+        }
+    }
+
+    /// The control thread's share: taps for sources that came and went, a playback that ended.
+    func tick(engine: Engine) {
+        recorder.syncTaps(engine: engine)
+        if player.tick() { triggers.setState("play", .normal) }
+    }
+
+    var runningTakes: Int { recorder.isRecording ? 1 : 0 }
+
+    func shutdown() {
+        player.stop()
+        recorder.shutdown()
+    }
+
+    // MARK: the console
+
+    func record(start: Bool) -> String {
+        if start {
+            if recorder.isRecording { return "already recording take \(recorder.status.take?.name ?? "")" }
+            switch recorder.start() {
+            case .success(let take):
+                triggers.setState("record", .selected)
+                return "recording take \(take.name): " + take.files.joined(separator: ", ")
+            case .failure(let refusal):
+                return "refused: \(refusal.reason)"
+            }
+        }
+        guard let take = recorder.status.take, recorder.stop() else { return "refused: no take is running" }
+        return "stopping take \(take.name) after \(fixed(take.seconds, digits: 1)) s"
+    }
+
+    var takes: [String] {
+        let rows = recorder.recentTakes.suffix(10).map { t in
+            [t.file, fixed(t.seconds, digits: 1) + " s", Self.size(t.bytes), t.note ?? ""]
+        }
+        var lines = rows.isEmpty ? [] : [textTable(["TAKE", "LENGTH", "SIZE", "NOTE"], rows, width: 120)]
+        if let take = recorder.status.take { lines.append("recording \(take.name): \(fixed(take.seconds, digits: 1)) s") }
+        return lines
+    }
+
+    var statusLine: String {
+        let s = recorder.status
+        let free = s.freeBytes.map { Self.size($0) + " free in \(recorder.settings.directory)" } ?? recorder.settings.directory
+        switch s.state {
+        case .recording:
+            guard let take = s.take else { return "recording; \(free)" }
+            let dropped = take.droppedFrames > 0 ? ", \(take.droppedFrames) frames dropped" : ""
+            return "recording \(take.name): \(fixed(take.seconds, digits: 1)) s, \(Self.size(take.bytes))\(dropped); \(free)"
+        case .idle: return "idle; \(free)"
+        case .failed(let why): return "error: \(why); \(free)"
+        }
+    }
+
+    private static func size(_ bytes: UInt64) -> String {
+        bytes >= 1_048_576 ? fixed(Double(bytes) / 1_048_576, digits: 1) + " MB" : fixed(Double(bytes) / 1024, digits: 1) + " kB"
+    }
+}
