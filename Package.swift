@@ -129,7 +129,7 @@ let package = Package(
         .target(name: "LockCounter", path: "Tests/LockCounter"),
         .executableTarget(name: "stagebox-allocation-probe", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxRealtime", "StageboxBusServer", "StageboxClient", "StageboxControls",
-            "StageboxRecorder", "CALSA", "LockCounter",
+            "StageboxRecorder", "StageboxAudioFiles", "CALSA", "LockCounter",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/AllocationProbe"),

@@ -17,6 +17,8 @@ import StageboxBusServer
 import StageboxDrivers
 import StageboxControls
 import StageboxRealtime
+import StageboxRecorder
+import StageboxAudioFiles
 import Synchronization
 
 if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--client" {
@@ -76,7 +78,19 @@ let childOut = Pipe()
 child.standardOutput = childOut
 try child.run()
 _ = childOut.fileHandleForReading.readData(ofLength: 6) // "ready\n"
-let portsWithClients = engine.ports.count
+// The recorder's taps (on two sources) and the take player run on the audio thread too.
+let recorder = Recorder(settings: RecorderSettings(directory: folder.path, sources: ["codec.in", "tone"], sampleRate: 48000,
+                                                   syncIntervalMs: 100, minFreeMB: 0), logger: logger)
+recorder.syncTaps(engine: engine)
+try recorder.startWriter()
+let playFile = folder.appendingPathComponent("play.wav").path
+do {
+    let writer = try AudioFileWriter(path: playFile, sampleRate: 44100, channels: 1, encoding: .pcm16)
+    try writer.write((0..<44100).map { Float(sin(Double($0) * 0.05)) * 0.5 })
+    try writer.close()
+}
+let player = TakePlayer(engine: engine, logger: logger)
+let portsWithClients = engine.ports.count - 2
 
 _ = (watchedThread.load(ordering: .relaxed), armed.load(ordering: .relaxed), audioThreadAllocations.load(ordering: .relaxed))
 lock_counter_init()
@@ -117,6 +131,7 @@ lock_counter_arm(1)
 
 // While counting: a graph change every 10 periods, a restart, a client killed mid-stream.
 var changes = 0, lastChange = armedAt, restarted = false, killed = false
+var take: RunningTake?, recording = false, marked = false, playFailed = false
 while periodsDone() < armedAt + measured {
     let now = periodsDone()
     if now - lastChange >= 10 {
@@ -132,6 +147,13 @@ while periodsDone() < armedAt + measured {
         engine.collect()
     }
     if !restarted && now - armedAt > measured / 3 { control.requestRestart(); restarted = true }
+    if !recording && take == nil && now - armedAt > measured / 5 {
+        take = try? recorder.start().get()
+        if case .failure = player.play(playFile) { playFailed = true }
+        recording = true
+    }
+    if recording && now - armedAt > measured / 2 && !marked { recorder.mark(label: "probe"); marked = true }
+    if recording && now - armedAt > measured * 4 / 5 { recorder.stop(); player.stop(); recording = false }
     if !killed && now - armedAt > measured / 2 { kill(child.processIdentifier, SIGKILL); killed = true }
     usleep(300)
 }
@@ -146,6 +168,8 @@ child.waitUntilExit()
 let victimGone = !engine.ports.contains { $0.name.hasPrefix("victim.") }
 var sawRestart = false
 while let event = control.events.pop() { if event.kind == .restart { sawRestart = true } }
+recorder.shutdown()
+let recorded = recorder.recentTakes.map(\.frames).reduce(0, +)
 clients.stop()
 server.stop()
 driver.close()
@@ -153,7 +177,9 @@ driver.close()
 let count = audioThreadAllocations.load(ordering: .relaxed)
 print("allocations=\(count) locks=\(locks) periods=\(periodsArmed) ports=\(portsWithClients) client-ports=\(portsWithClients - 3) "
       + "graph-changes=\(changes) restart=\(sawRestart) killed-client-removed=\(victimGone) "
-      + "counter-check=\(sanity.0),\(sanity.1) \(control.statistics.snapshot().summary)")
+      + "counter-check=\(sanity.0),\(sanity.1) recorded-frames=\(recorded) takes=\(recorder.recentTakes.count) "
+      + "played=\(!playFailed) \(control.statistics.snapshot().summary)")
 let ok = count == 0 && locks == 0 && sanity.0 > 0 && sanity.1 > 0 && periodsArmed >= measured && sawRestart && victimGone
-    && changes >= measured / 10 - 2 && portsWithClients - 3 >= 8
+    && changes >= measured / 10 - 2 && portsWithClients - 3 >= 8 && take != nil && recorded > 0
+    && recorder.recentTakes.count == 2 && !playFailed
 exit(ok ? 0 : 1)
