@@ -70,7 +70,7 @@ let package = Package(
         // The C client library's implementation (the header is include/stagebox_client.h).
         .target(name: "StageboxClientC", dependencies: ["StageboxClient"]),
         // Buttons, LEDs and triggers.
-        .target(name: "StageboxControls", dependencies: ["CGPIOD", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "StageboxControls", dependencies: ["CGPIOD", "StageboxSystem", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system")]),
         // The watchdog and the audio lifecycle.
         .target(name: "StageboxWatchdog", dependencies: [
             "CLinux", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
