@@ -41,6 +41,13 @@ final class TriggerEvents: Sendable {
 
 /// Every claim of `stagebox trigger --help`.
 @Suite(.serialized) struct TriggerCommandTests {
+    /// A board whose bus answers: its socket file appears when bound, a moment before it listens.
+    private func answeringBoard() throws -> SimulatedBoard {
+        let board = try SimulatedBoard()
+        #expect(eventually { (try? board.stagebox(["ports"]).status) == 0 }, "the board's bus answers")
+        return board
+    }
+
     /// Starts `stagebox trigger --create NAME …` and waits until the trigger is on the bus.
     private func creator(_ board: SimulatedBoard, _ arguments: [String], name: String) throws -> (Process, LiveOutput, LiveOutput) {
         let p = Process()
@@ -56,7 +63,7 @@ final class TriggerEvents: Sendable {
     }
 
     @Test func createPrintsEachFireAtOnceTogglesItsStateAndLeavesOnSIGTERM() throws {
-        let board = try SimulatedBoard()
+        let board = try answeringBoard()
         defer { _ = board.stop() }
         let watcher = try BusClient(name: "watch", socketPath: board.socket)
         defer { watcher.close() }
@@ -84,7 +91,7 @@ final class TriggerEvents: Sendable {
     }
 
     @Test func createLeavesOnSIGINTAndWhenKilled() throws {
-        let board = try SimulatedBoard()
+        let board = try answeringBoard()
         defer { _ = board.stop() }
         let (interrupted, _, _) = try creator(board, ["one.t"], name: "one.t")
         interrupted.interrupt()
@@ -102,7 +109,7 @@ final class TriggerEvents: Sendable {
     }
 
     @Test func createEndsWithStatusOneWhenStageboxGoesAway() throws {
-        let board = try SimulatedBoard()
+        let board = try answeringBoard()
         let (p, _, err) = try creator(board, ["call.hand"], name: "call.hand")
         _ = board.stop()
         #expect(eventually { !p.isRunning })
@@ -112,7 +119,7 @@ final class TriggerEvents: Sendable {
     }
 
     @Test func firingADisabledTriggerPrintsSoAndExitsOne() throws {
-        let board = try SimulatedBoard()
+        let board = try answeringBoard()
         defer { _ = board.stop() }
         let owner = try BusClient(name: "call", socketPath: board.socket)
         defer { owner.close() }
