@@ -75,7 +75,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // Buttons, LEDs and triggers.
-        .target(name: "StageboxControls", dependencies: ["CGPIOD", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "StageboxControls", dependencies: ["CGPIOD", "StageboxSystem", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system")]),
         // The watchdog and the audio lifecycle.
         .target(name: "StageboxWatchdog", dependencies: [
             "CLinux", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),

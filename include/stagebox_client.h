@@ -29,6 +29,7 @@ typedef struct stagebox_client stagebox_client;
 typedef struct stagebox_port stagebox_port;
 typedef struct stagebox_vonage_device stagebox_vonage_device;
 typedef struct stagebox_agora stagebox_agora;
+typedef struct stagebox_trigger stagebox_trigger;
 
 /* Connecting. socket_path NULL means where `stagebox run` listens when nothing names a socket:
  * $STAGEBOX_SOCKET, else /run/stagebox/bus.sock for root, else $XDG_RUNTIME_DIR/stagebox/bus.sock,
@@ -43,7 +44,45 @@ int stagebox_bus_period(const stagebox_client *client);
 int stagebox_connect_ports(stagebox_client *client, const char *from, const char *to, char *error, size_t error_size);
 int stagebox_disconnect_ports(stagebox_client *client, const char *from, const char *to, char *error, size_t error_size);
 int stagebox_set_muted(stagebox_client *client, const char *port, int muted, char *error, size_t error_size);
+/* Fires a trigger: a built-in one (record, mute, mute-out, play, marker, where this stagebox has
+ * it) or a client's ("call.mic-mute"). A disabled trigger is not fired: -1 with
+ * "trigger NAME is disabled" in the error buffer. */
 int stagebox_fire_trigger(stagebox_client *client, const char *name, char *error, size_t error_size);
+
+/* Trigger states (Audiobus's); the numbers are the bus's. */
+enum {
+    STAGEBOX_TRIGGER_NORMAL = 0,    /* off, e.g. not muted */
+    STAGEBOX_TRIGGER_SELECTED = 1,  /* on, e.g. muted */
+    STAGEBOX_TRIGGER_DISABLED = 2,  /* cannot be fired now: firing it does nothing */
+    STAGEBOX_TRIGGER_ALTERNATE = 3, /* a third state, e.g. armed */
+    STAGEBOX_TRIGGER_ERROR = 4      /* something went wrong */
+};
+
+/* Called when the program's trigger is fired, with the trigger and the context given at creation.
+ * It runs on the client's own event thread (never the caller's, never a real-time one), where the
+ * library's requests may be made: it may set the trigger's new state. Keep it short: other
+ * triggers' callbacks wait for it. */
+typedef void (*stagebox_trigger_fn)(stagebox_trigger *trigger, void *context);
+
+/* The program's own trigger (Audiobus's custom trigger), named "client.name" on the bus. Buttons,
+ * the console, other clients and `stagebox trigger` fire it; each fire calls `on_fire`. Firing
+ * does not change its state: the program sets it (stagebox_trigger_set_state), and every client
+ * is told. name: letters, digits, '_' and '-' (no '.'); title: at most 64 bytes, no control
+ * characters, NULL or "" for the name; state: one of STAGEBOX_TRIGGER_*. At most 16 triggers per
+ * client. The trigger leaves the bus with stagebox_trigger_remove, or when the program
+ * disconnects or dies. NULL on failure, with the reason in the error buffer. */
+stagebox_trigger *stagebox_trigger_create(stagebox_client *client, const char *name, const char *title, int state,
+                                          stagebox_trigger_fn on_fire, void *context, char *error, size_t error_size);
+/* Sets the trigger's state (what buttons' LEDs and other clients show); 0, or -1 with the reason.
+ * STAGEBOX_TRIGGER_DISABLED makes firing it do nothing until another state is set. */
+int stagebox_trigger_set_state(stagebox_trigger *trigger, int state, char *error, size_t error_size);
+/* The state this program last set (or created it with). */
+int stagebox_trigger_state(const stagebox_trigger *trigger);
+/* The trigger's bus name, "client.name"; valid until the trigger is removed. */
+const char *stagebox_trigger_name(const stagebox_trigger *trigger);
+/* Takes the trigger off the bus and frees it; its callback is not called again once this
+ * returns (a call already running finishes). May be called from inside the callback. */
+void stagebox_trigger_remove(stagebox_trigger *trigger);
 
 /* Audiobus shape. sample_rate 0 means the bus's rate. */
 stagebox_port *stagebox_add_sender(stagebox_client *client, const char *name, int channels, int sample_rate,

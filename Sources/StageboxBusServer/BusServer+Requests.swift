@@ -45,12 +45,13 @@ extension BusServer {
         case .consoleComplete(let line):
             reply(session, id, .completions(consoleHandler.withLock({ $0 })?.complete(line) ?? []))
         case .fireTrigger(let name):
-            if triggers.fire(name) == nil {
-                let known = triggers.all.map(\.name).joined(separator: ", ")
-                reply(session, id, .error(.noSuchTrigger, "no trigger named \(name) (triggers: \(known))"))
-            } else {
-                reply(session, id, .ok)
-            }
+            fireTrigger(name, session: session, id: id)
+        case let .createTrigger(name, title, state):
+            createTrigger(name: name, title: title, state: state, client: client, session: session, id: id)
+        case let .setTriggerState(name, state):
+            setTriggerState(name: name, state: state, client: client, session: session, id: id)
+        case .removeTrigger(let name):
+            removeTrigger(name: name, client: client, session: session, id: id)
         }
     }
 

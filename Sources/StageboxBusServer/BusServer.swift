@@ -41,7 +41,7 @@ public struct BusServerError: Error, Sendable, CustomStringConvertible {
 public final class BusServer: @unchecked Sendable {
     // @unchecked: `listener` and `thread` change only in start and stop, before the server thread
     // starts and after it is joined; `sessions` belongs to the server thread; what other threads
-    // touch is behind a Mutex or atomic.
+    // touch is behind a Mutex or atomic. `nextSessionSerial` belongs to the server thread too.
     public let settings: BusServerSettings
     let engine: Engine
     let triggers: TriggerBoard
@@ -52,8 +52,10 @@ public final class BusServer: @unchecked Sendable {
     private let wake: EventFD
     private var thread: PosixThread?
     private let stopping = Atomic<Bool>(false)
-    /// Events raised on other threads, broadcast by the server thread.
-    private let pendingEvents = Mutex<[BusEvent]>([])
+    /// Events raised on other threads, sent by the server thread: to every client, or (with a
+    /// session's serial) to that one client.
+    private let pendingEvents = Mutex<[(event: BusEvent, session: UInt64?)]>([])
+    private var nextSessionSerial: UInt64 = 0
     /// A copy of the client table for other threads (the console, `stagebox clients`).
     private let published = Mutex<[ClientReport]>([])
     private var sessions: [ClientSession] = []
@@ -126,6 +128,7 @@ public final class BusServer: @unchecked Sendable {
         triggers.onChange { [weak self] name, state in
             self?.post(.triggerChanged(name: name, state: state.rawValue))
         }
+        triggers.onRemove { [weak self] name in self?.post(.triggerRemoved(name)) }
         // Every change is announced from the engine's own change path, whoever made it.
         engine.onChange { [weak self] change in self?.post(BusEvent(change)) }
         do throws(SystemCallError) {
@@ -153,7 +156,13 @@ public final class BusServer: @unchecked Sendable {
 
     /// Queues an event raised outside the server thread for every client.
     public func post(_ event: BusEvent) {
-        pendingEvents.withLock { $0.append(event) }
+        pendingEvents.withLock { $0.append((event, nil)) }
+        wake.signal()
+    }
+
+    /// Queues an event for one client only (its trigger was fired); dropped if it has left.
+    func post(_ event: BusEvent, toSession serial: UInt64) {
+        pendingEvents.withLock { $0.append((event, serial)) }
         wake.signal()
     }
 
@@ -218,7 +227,13 @@ public final class BusServer: @unchecked Sendable {
             if rc <= 0 { continue }
             if fds[1].revents != 0 {
                 wake.drain()
-                for event in pendingEvents.withLock({ let e = $0; $0 = []; return e }) { broadcast(event) }
+                for pending in pendingEvents.withLock({ let e = $0; $0 = []; return e }) {
+                    if let serial = pending.session {
+                        send(pending.event, toSession: serial)
+                    } else {
+                        broadcast(pending.event)
+                    }
+                }
             }
             // The sessions polled, not the current list: accepting adds, handling one may end another.
             for (i, session) in polled.enumerated() where fds[i + 2].revents != 0 {
@@ -233,7 +248,8 @@ public final class BusServer: @unchecked Sendable {
     private func accept(_ listener: FileDescriptor) {
         let fd = stagebox_accept(listener.rawValue)
         guard fd >= 0 else { return }
-        let session = ClientSession(socket: FileDescriptor(rawValue: fd))
+        nextSessionSerial += 1
+        let session = ClientSession(socket: FileDescriptor(rawValue: fd), serial: nextSessionSerial)
         if sessions.count >= settings.maxClients {
             _ = session.send(ServerMessage.error(.limit, "the bus has its maximum of \(settings.maxClients) clients")
                 .encoded(requestID: 0))
@@ -291,13 +307,22 @@ public final class BusServer: @unchecked Sendable {
         }
     }
 
+    /// Sends an event to the one session with this serial, if it is still here.
+    private func send(_ event: BusEvent, toSession serial: UInt64) {
+        guard let session = sessions.first(where: { $0.serial == serial }) else { return }
+        if !session.send(ServerMessage.event(event).encoded(requestID: 0)) { end(session, reason: "not reading its socket") }
+    }
+
     /// Ends a session: its ports leave the bus (their connections fade out), its memory and
-    /// descriptors are released once the audio thread has let go of them.
+    /// descriptors are released once the audio thread has let go of them; its triggers leave
+    /// the trigger board (buttons mapped to them do nothing until they come back).
     func end(_ session: ClientSession, reason: String) {
         guard let index = sessions.firstIndex(where: { $0 === session }) else { return }
         sessions.remove(at: index)
         for name in session.ports.keys.sorted() { try? engine.removePort(name) }
         session.ports = [:]
+        for name in session.triggers.sorted() { triggers.remove(name) }
+        session.triggers = []
         publish()
         logger.info("bus: \(session.label) left: \(reason)")
     }

@@ -12,17 +12,23 @@ import Musl
 /// not yet a whole message. Used on the server thread only.
 final class ClientSession {
     let socket: FileDescriptor
+    /// Tells this session from one that came after it under the same name (events for a
+    /// client's trigger are queued on other threads and must not reach its successor).
+    let serial: UInt64
     let pid: Int32
     let uid: UInt32
     let gid: UInt32
     /// Set by hello.
     var name: String?
     var ports: [String: ClientPortRecord] = [:]
+    /// The full names (`client.trigger`) of the triggers this client made.
+    var triggers: Set<String> = []
     var inbound: [UInt8] = []
 
     /// Takes `socket`: the session closes it.
-    init(socket: FileDescriptor) {
+    init(socket: FileDescriptor, serial: UInt64) {
         self.socket = socket
+        self.serial = serial
         var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
         _ = stagebox_peer_credentials(socket.rawValue, &pid, &uid, &gid)
         self.pid = pid

@@ -33,6 +33,10 @@ public final class BusClient: @unchecked Sendable {
     private var refresher: PosixThread?
     private let handlers = Mutex<[@Sendable (BusEvent) -> Void]>([])
     private let ownPorts = Mutex<[String: PortState]>([:])
+    /// This client's triggers (by bus name) and what to call when one fires.
+    let ownTriggers = Mutex<[String: TriggerEntry]>([:])
+    /// Triggers fired, waiting for the refresher thread to call their handlers.
+    let firedTriggers = Mutex<[String]>([])
 
     public init(name: String, socketPath: String = BusClient.defaultSocketPath) throws(BusClientError) {
         connection = try BusConnection(socketPath: socketPath, name: name)
@@ -154,6 +158,8 @@ public final class BusClient: @unchecked Sendable {
         return list
     }
 
+    /// Fires a trigger: a built-in one (`mute`) or a client's (`call.mic-mute`). A disabled
+    /// trigger is not fired: that throws `.refused(.triggerDisabled, "trigger NAME is disabled")`.
     public func fireTrigger(_ name: String) throws(BusClientError) {
         _ = try connection.request(.fireTrigger(name))
     }
@@ -169,18 +175,21 @@ public final class BusClient: @unchecked Sendable {
         switch event {
         case .connectionsChanged, .portRemoved, .portAdded: refresh.store(true, ordering: .relaxed)
         case let .muteChanged(port, value): state(of: port)?.muted.store(value, ordering: .relaxed)
+        case .triggerFired(let name): firedTriggers.withLock { $0.append(name) }
         default: break
         }
         for handler in handlers.withLock({ $0 }) { handler(event) }
     }
 
     /// Requests cannot be made from the reader thread (it delivers their answers), so a small
-    /// thread of its own keeps the connection state fresh after events.
+    /// thread of its own keeps the connection state fresh after events, and calls the handlers
+    /// of fired triggers (which may then set their trigger's state).
     private func startRefresher() throws(SystemCallError) {
         // Weak: the refresher must not keep the client alive; it ends when the client closes.
         refresher = try PosixThread.start(named: "the bus client's refresher") { [weak self] in
             while let me = self, me.running.load(ordering: .relaxed) {
                 if me.refresh.exchange(false, ordering: .relaxed) { me.refreshConnections() }
+                me.deliverFiredTriggers()
                 usleep(5000)
             }
         }.get()

@@ -108,6 +108,10 @@ public final class BusConnection: @unchecked Sendable {
         state.withLock { $0.answers = [:] }
     }
 
+    /// Why the connection is lost (the server closed it, or sent something unreadable); nil
+    /// while it works.
+    public var lostReason: String? { state.withLock { $0.failure } }
+
     /// Calls `handler` on the reader thread for every event the server pushes.
     public func onEvent(_ handler: @escaping @Sendable (BusEvent) -> Void) {
         state.withLock { $0.eventHandlers.append(handler) }

@@ -69,7 +69,9 @@ public struct Console: Sendable {
         let name = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) ?? ""
         // A change answers "ok" or why it was refused; every other failure has its own opening.
         let refused = ["connect", "disconnect", "mute", "unmute"].contains(name) && text != "ok"
-        return (text, refused || Self.failurePrefixes.contains { text.hasPrefix($0) })
+        // Firing a disabled trigger did nothing: that fails too.
+        let disabled = name == "trigger" && text.hasSuffix(" is disabled")
+        return (text, refused || disabled || Self.failurePrefixes.contains { text.hasPrefix($0) })
     }
 
     /// How the answers of commands that failed begin.
@@ -102,10 +104,12 @@ public struct Console: Sendable {
             return context.log(last: n).joined(separator: "\n")
         case ("config", 0): return context.configuration.joined(separator: "\n")
         case ("trigger", 1):
-            guard let state = context.triggers.fire(args[0]) else {
+            switch context.triggers.fireReporting(args[0]) {
+            case .fired(let state): return "\(args[0]): \(state)"
+            case .disabled: return "trigger \(args[0]) is disabled"
+            case .missing:
                 return "no trigger named \(args[0]); triggers: \(context.triggers.all.map(\.name).joined(separator: ", "))"
             }
-            return "\(args[0]): \(state)"
         case ("triggers", 0): return triggers()
         case ("exit", 0), ("quit", 0):
             // Reached only where the line is not taken first: the terminal stagebox runs in

@@ -8,6 +8,7 @@ public enum PortRuleViolation: Error, Sendable, Equatable, CustomStringConvertib
     case invalidEndpoint(String)
     case unknownTrigger(String)
     case invalidTriggerName(String)
+    case invalidTriggerTitle(trigger: String, String)
 
     public var description: String {
         let range = "\(PortRules.channelRange.lowerBound) to \(PortRules.channelRange.upperBound)"
@@ -27,6 +28,10 @@ public enum PortRuleViolation: Error, Sendable, Equatable, CustomStringConvertib
                 + "a client's trigger is CLIENT.TRIGGER, like call.mic-mute)"
         case .invalidTriggerName(let name):
             return "invalid trigger name '\(name)' (CLIENT.TRIGGER: letters, digits, '_' and '-' on each side of one '.')"
+        case let .invalidTriggerTitle(trigger, title):
+            let shown = title.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined()
+            return "invalid title for trigger \(trigger): '\(shown.prefix(80))' (at most \(TriggerRules.maxTitleLength) bytes, "
+                + "no control characters)"
         }
     }
 }

@@ -18,4 +18,31 @@ public enum TriggerRules {
             throw .invalidTriggerName(name)
         }
     }
+
+    /// The most triggers one client may make: enough for a call app's mute, camera, hand and
+    /// leave buttons several times over, few enough that a runaway client cannot fill the
+    /// console's and the clients' trigger lists.
+    public static let maxPerClient = 16
+
+    /// The longest trigger title, in bytes (UTF-8): a line on the console, a label on a screen.
+    public static let maxTitleLength = 64
+
+    /// A trigger a client makes: `trigger` is its own name (no `.`), the bus names it
+    /// `client.trigger` like the client's ports.
+    public static func checkClientTriggerName(_ trigger: String, client: String) throws(PortRuleViolation) {
+        do throws(PortRuleViolation) {
+            try PortRules.checkClientPortName(trigger, client: client)
+        } catch {
+            throw .invalidTriggerName("\(client).\(trigger)")
+        }
+    }
+
+    /// A trigger's title: at most `maxTitleLength` bytes, no control characters (it is shown on
+    /// one line). Empty means the trigger's name is shown instead.
+    public static func checkTitle(_ title: String, trigger: String) throws(PortRuleViolation) {
+        guard title.utf8.count <= maxTitleLength else { throw .invalidTriggerTitle(trigger: trigger, title) }
+        guard !title.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw .invalidTriggerTitle(trigger: trigger, title)
+        }
+    }
 }

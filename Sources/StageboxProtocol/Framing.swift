@@ -50,6 +50,9 @@ extension ClientMessage {
         case .fireTrigger: return 9
         case .consoleLine: return 10
         case .consoleComplete: return 11
+        case .createTrigger: return 12
+        case .setTriggerState: return 13
+        case .removeTrigger: return 14
         }
     }
 
@@ -64,7 +67,9 @@ extension ClientMessage {
         case .listPorts, .listConnections: break
         case let .connect(from, to), let .disconnect(from, to): w.string(from); w.string(to)
         case let .setMuted(port, muted): w.string(port); w.bool(muted)
-        case let .fireTrigger(name): w.string(name)
+        case let .fireTrigger(name), let .removeTrigger(name): w.string(name)
+        case let .createTrigger(name, title, state): w.string(name); w.string(title); w.u8(state)
+        case let .setTriggerState(name, state): w.string(name); w.u8(state)
         case let .consoleLine(line), let .consoleComplete(line): w.string(line)
         }
         return Frame.wrap(type: type, requestID: requestID, body: w.bytes)
@@ -93,6 +98,9 @@ extension ClientMessage {
         case 9: m = .fireTrigger(try r.string())
         case 10: m = .consoleLine(try r.string())
         case 11: m = .consoleComplete(try r.string())
+        case 12: m = .createTrigger(name: try r.string(), title: try r.string(), state: try r.u8())
+        case 13: m = .setTriggerState(name: try r.string(), state: try r.u8())
+        case 14: m = .removeTrigger(try r.string())
         default: throw .unknownMessageType(type)
         }
         try r.finish()
@@ -134,6 +142,9 @@ extension ServerMessage {
             case let .triggerChanged(n, s): w.u8(4); w.string(n); w.u8(s)
             case .serverStopping: w.u8(5)
             case let .lifecycleChanged(state, reason): w.u8(6); w.string(state); w.string(reason)
+            case let .triggerAdded(n, title, state): w.u8(7); w.string(n); w.string(title); w.u8(state)
+            case .triggerRemoved(let n): w.u8(8); w.string(n)
+            case .triggerFired(let n): w.u8(9); w.string(n)
             }
         case let .consoleAnswer(text, failed):
             w.long(text)
@@ -185,6 +196,9 @@ extension ServerMessage {
             case 4: m = .event(.triggerChanged(name: try r.string(), state: try r.u8()))
             case 5: m = .event(.serverStopping)
             case 6: m = .event(.lifecycleChanged(state: try r.string(), reason: try r.string()))
+            case 7: m = .event(.triggerAdded(name: try r.string(), title: try r.string(), state: try r.u8()))
+            case 8: m = .event(.triggerRemoved(try r.string()))
+            case 9: m = .event(.triggerFired(try r.string()))
             case let k: throw .invalidValue("event kind \(k)")
             }
         case 107: m = .consoleAnswer(try r.long(), failed: try r.bool())

@@ -1,5 +1,5 @@
 /// The bus protocol's version; a client speaking another is refused at hello.
-public let busProtocolVersion: UInt16 = 3
+public let busProtocolVersion: UInt16 = 4
 
 /// The largest frame either side accepts.
 public let maximumFrameSize = 64 * 1024
@@ -64,7 +64,8 @@ public struct PortInfo: Sendable, Equatable {
     }
 }
 
-/// Something that happened on the bus, pushed to every client.
+/// Something that happened on the bus, pushed to every client (`triggerFired` only to the
+/// trigger's owner).
 public enum BusEvent: Sendable, Equatable {
     case connectionsChanged
     case portAdded(String)
@@ -75,6 +76,13 @@ public enum BusEvent: Sendable, Equatable {
     /// The codec's lifecycle moved: `state` is `running`, `suspended`, … (`LifecycleState`'s
     /// raw values), `reason` says why.
     case lifecycleChanged(state: String, reason: String)
+    /// A client made a trigger (`client.trigger`), with its title and state.
+    case triggerAdded(name: String, title: String, state: UInt8)
+    /// A trigger left (its client removed it, or left the bus).
+    case triggerRemoved(String)
+    /// The client's own trigger was fired (by a button, the console, a client or the command
+    /// line); sent to its owner only, which sets the new state with `setTriggerState`.
+    case triggerFired(String)
 }
 
 /// Why the server refused a request.
@@ -87,6 +95,10 @@ public enum BusErrorCode: UInt16, Sendable {
     case versionMismatch = 6
     case notReady = 7
     case noSuchTrigger = 8
+    /// The trigger is disabled: firing it did nothing.
+    case triggerDisabled = 9
+    /// The trigger belongs to stagebox or to another client.
+    case notOwner = 10
 }
 
 /// Client → server.
@@ -100,6 +112,12 @@ public enum ClientMessage: Sendable, Equatable {
     case disconnect(from: String, to: String)
     case setMuted(port: String, muted: Bool)
     case fireTrigger(String)
+    /// Makes the trigger `client.name`; `state` is a `TriggerState` raw value (checked by the server).
+    case createTrigger(name: String, title: String, state: UInt8)
+    /// Sets the state of one of the client's triggers: its own name or `client.name`.
+    case setTriggerState(name: String, state: UInt8)
+    /// Removes one of the client's triggers: its own name or `client.name`.
+    case removeTrigger(String)
     /// A console command line; answered with `.consoleAnswer`.
     case consoleLine(String)
     /// What Tab would complete at the end of this console line; answered with `.completions`.

@@ -121,13 +121,3 @@ struct UnmuteCommand: ParsableCommand {
         try bus.request(as: "unmute") { client throws(BusClientError) in try client.setMuted(port, false) }
     }
 }
-
-struct TriggerCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "trigger", abstract: "Fire a trigger by name.")
-    @OptionGroup var bus: BusOptions
-    @Argument(help: "The trigger, for example mute (`stagebox console --execute triggers` lists them).") var name: String
-
-    func run() throws {
-        try bus.request(as: "trigger") { client throws(BusClientError) in try client.fireTrigger(name) }
-    }
-}

@@ -44,6 +44,37 @@ extension BusTests {
             #expect(r.output.contains("pull ok"))
             #expect(bus.engine.ports.count == 3, "the C client's ports left with it")
         }
+
+        /// The C example: a video-call app's mic mute as a trigger, toggled on each fire.
+        @Test func theMicMuteExampleTogglesItsTriggerOnEachFire() throws {
+            let program = try CExamples.build("mic_mute_toggle")
+            defer { try? FileManager.default.removeItem(atPath: program) }
+            let bus = try BusFixture()
+            defer { bus.stop() }
+            let result = Atomic2()
+            let socket = bus.socketPath
+            let app = Thread { result.value = try? CExamples.run(program, [socket, "call", "3"]) }
+            app.start()
+            #expect(eventually(10) { bus.triggers.state("call.mic-mute") != nil })
+            #expect(bus.triggers.all.first { $0.name == "call.mic-mute" }?.title == "Mute the microphone")
+            let button = try bus.client("button")
+            try button.fireTrigger("call.mic-mute")
+            #expect(eventually { bus.triggers.state("call.mic-mute") == .selected })
+            try button.fireTrigger("call.mic-mute")
+            #expect(eventually { bus.triggers.state("call.mic-mute") == .normal })
+            try button.fireTrigger("call.mic-mute")
+            #expect(eventually(10) { result.value != nil }, "the example ends after three fires")
+            let r = try #require(result.value)
+            #expect(r.status == 0, "\(r.output)")
+            #expect(r.output == """
+                ready: call.mic-mute
+                fired call.mic-mute: microphone muted
+                fired call.mic-mute: microphone unmuted
+                fired call.mic-mute: microphone muted
+
+                """, "\(r.output)")
+            #expect(eventually { bus.triggers.state("call.mic-mute") == nil }, "the trigger left with the app")
+        }
     }
 }
 

@@ -146,7 +146,8 @@ extension BusTests {
                 .hello(clientName: "ä-client", version: 1), .listPorts, .listConnections, .removePort("x"),
                 .createPort(PortRequest(name: "mic", title: "Mic", kind: .receiver, channels: 2, format: .int16, sampleRate: 16000)),
                 .connect(from: "a", to: "b"), .disconnect(from: "a", to: "b"), .setMuted(port: "p", muted: true),
-                .fireTrigger("mute"),
+                .fireTrigger("mute"), .createTrigger(name: "mic-mute", title: "Mute the mic", state: 1),
+                .setTriggerState(name: "mic-mute", state: 4), .removeTrigger("mic-mute"),
             ]
             for m in messages {
                 var bytes = m.encoded(requestID: 42)
@@ -154,6 +155,15 @@ extension BusTests {
                 #expect(frame.requestID == 42)
                 #expect(try ClientMessage.decode(type: frame.type, body: frame.body) == m)
                 #expect(bytes.isEmpty)
+            }
+            let events: [BusEvent] = [
+                .triggerChanged(name: "call.mic-mute", state: 1), .triggerAdded(name: "call.mic-mute", title: "Mic", state: 0),
+                .triggerRemoved("call.mic-mute"), .triggerFired("call.mic-mute"),
+            ]
+            for e in events {
+                var bytes = ServerMessage.event(e).encoded(requestID: 0)
+                let frame = try #require(try Frame.next(from: &bytes))
+                #expect(try ServerMessage.decode(type: frame.type, body: frame.body) == .event(e))
             }
         }
     }

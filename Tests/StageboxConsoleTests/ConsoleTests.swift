@@ -138,6 +138,39 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
         #expect(console.execute("") == "")
     }
 
+    /// A disabled trigger is not fired: the console says so, and the command counts as failed.
+    @Test func firingADisabledTriggerSaysSo() throws {
+        let board = try RunningBoard()
+        defer { board.stop() }
+        let console = Console(context: board)
+        board.triggers.setState("mute", .disabled)
+        let answer = console.run("trigger mute")
+        #expect(answer.text == "trigger mute is disabled" && answer.failed)
+        #expect(try board.engine.isMuted("codec.in") == false, "its action did not run")
+        #expect(console.execute("triggers").contains("mute     disabled  Mute the codec inputs"))
+        #expect(console.run("help trigger").failed == false)
+        board.triggers.setState("mute", .normal)
+        #expect(console.run("trigger mute") == (text: "mute: selected", failed: false))
+    }
+
+    /// A client's trigger, as the bus server adds it: firing keeps its state, and its removal is heard.
+    @Test func aTriggerThatKeepsItsStateAndLeaves() throws {
+        let triggers = TriggerBoard()
+        let fired = Mutex<Int>(0), changes = Mutex<[String]>([]), removed = Mutex<[String]>([])
+        triggers.onChange { name, state in changes.withLock { $0.append("\(name) \(state.name)") } }
+        triggers.onRemove { name in removed.withLock { $0.append(name) } }
+        #expect(triggers.addKeepingState(name: "call.mic-mute", title: "Mic", state: .alternate) { fired.withLock { $0 += 1 } })
+        #expect(!triggers.addKeepingState(name: "call.mic-mute", title: "Again") {}, "a name is taken once")
+        #expect(triggers.fireReporting("call.mic-mute") == .fired(.alternate))
+        #expect(fired.withLock { $0 } == 1 && changes.withLock { $0 }.isEmpty, "firing changed nothing")
+        triggers.setState("call.mic-mute", .selected)
+        #expect(changes.withLock { $0 } == ["call.mic-mute selected"])
+        #expect(triggers.remove("call.mic-mute"))
+        #expect(!triggers.remove("call.mic-mute"))
+        #expect(removed.withLock { $0 } == ["call.mic-mute"])
+        #expect(triggers.fireReporting("call.mic-mute") == .missing && triggers.fire("call.mic-mute") == nil)
+    }
+
     @Test func completesCommandsAndPorts() throws {
         let board = try RunningBoard()
         defer { board.stop() }
