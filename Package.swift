@@ -70,7 +70,9 @@ let package = Package(
         // The C client library's implementation (the header is include/stagebox_client.h).
         .target(name: "StageboxClientC", dependencies: ["StageboxClient"]),
         // Buttons, LEDs and triggers.
-        .target(name: "StageboxControls", dependencies: ["CGPIOD", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "StageboxControls", dependencies: [
+            "CGPIOD", "CLinux", "StageboxSystem", "StageboxRealtime", .product(name: "SystemPackage", package: "swift-system"),
+        ]),
         // The watchdog and the audio lifecycle.
         .target(name: "StageboxWatchdog", dependencies: [
             "CLinux", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
@@ -105,6 +107,7 @@ let package = Package(
         .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle"]),
         .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
+        .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxRealtime"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),
