@@ -3,7 +3,7 @@ import TOMLKit
 
 /// `[[button]]` and `[[led]]`: GPIO lines, and the triggers they fire or show.
 extension ConfigParser {
-    mutating func readButtons(_ value: TOMLValueConvertible) -> [ButtonEntry] {
+    mutating func readButtons(_ value: TOMLValueConvertible) -> [(entry: ButtonEntry, ok: Bool)] {
         let allowed = ["name", "chip", "line", "active", "bias", "debounce_ms", "press", "release",
                        "long_press", "long_press_ms"]
         return readArray(value, section: "button", what: "a table with chip, line and press") { parser, t, i in
@@ -25,7 +25,7 @@ extension ConfigParser {
         }
     }
 
-    mutating func readLEDs(_ value: TOMLValueConvertible) -> [LEDEntry] {
+    mutating func readLEDs(_ value: TOMLValueConvertible) -> [(entry: LEDEntry, ok: Bool)] {
         readArray(value, section: "led", what: "a table with chip, line and trigger") { parser, t, i in
             var entry = LEDEntry(trigger: "", sourceLine: parser.lines.line(section: "led", index: i), number: i + 1)
             var fields = Fields(parser: parser, table: t, section: "led", arrayIndex: i,
@@ -39,16 +39,16 @@ extension ConfigParser {
         }
     }
 
-    /// Reads each table of the array `[[section]]` with `read`; an entry with a problem is
-    /// left out (as a connection is), the others kept.
+    /// Reads each table of the array `[[section]]` with `read`; each entry says whether it has
+    /// a problem (it is then left out, as a connection is, after the check for shared lines).
     private mutating func readArray<Entry>(_ value: TOMLValueConvertible, section: String, what: String,
-                                           _ read: (inout ConfigParser, TOMLTable, Int) -> Entry) -> [Entry] {
+                                           _ read: (inout ConfigParser, TOMLTable, Int) -> Entry) -> [(entry: Entry, ok: Bool)] {
         guard let array = value.array else {
             problems.append(.init(file: file, line: lines.line(section: section), key: section,
                                   message: "must be an array of tables, written [[\(section)]]"))
             return []
         }
-        var entries: [Entry] = []
+        var entries: [(entry: Entry, ok: Bool)] = []
         for (i, element) in array.enumerated() {
             guard let t = element.table else {
                 problems.append(.init(file: file, line: lines.line(section: section, index: i),
@@ -57,40 +57,42 @@ extension ConfigParser {
             }
             let before = problems.count
             let entry = read(&self, t, i)
-            if problems.count == before { entries.append(entry) }
+            entries.append((entry, problems.count == before))
         }
         return entries
     }
 
     /// Two buttons on one line, a button's line driven as an LED, or two LEDs on one line:
-    /// the later entry is a problem at its `line` key, and is left out.
+    /// the later entry is a problem at its `line` key. Entries with problems elsewhere count
+    /// too (unless their chip or line is the problem); returns the entries free of problems.
     ///
     /// Chips are compared as written, after the spellings that name the same chip without
     /// asking the kernel (`gpiochip0`, `/dev/gpiochip0`, `0`); a chip given by its label
     /// (`pinctrl-bcm2711`) is only known at boot, so a clash through a label is not found
     /// here: the second request then fails at boot with "Device or resource busy", logged.
-    mutating func checkSharedLines(_ config: inout StageboxConfiguration) {
+    mutating func checkSharedLines(buttons: [(entry: ButtonEntry, ok: Bool)], leds: [(entry: LEDEntry, ok: Bool)])
+        -> ([ButtonEntry], [LEDEntry]) {
         var taken: [String: String] = [:]
-        func place(_ chip: String, _ line: Int) -> String { "\(Self.chipKey(chip)) line \(line)" }
-        config.buttons = config.buttons.filter { button in
-            let key = place(button.chip, button.line)
-            let this = "button[\(button.number)] '\(button.name)'"
+        /// Whether `section[number]` (chip, line) is free; takes it for `owner` if so.
+        func take(_ section: String, _ number: Int, _ chip: String, _ line: Int, owner: String) -> Bool {
+            let prefix = "\(section)[\(number)]."
+            if problems.contains(where: { $0.key == prefix + "chip" || $0.key == prefix + "line" }) { return true }
+            let key = "\(Self.chipKey(chip)) line \(line)"
             if let first = taken[key] {
-                sharedLineProblem(section: "button", number: button.number, what: "\(button.chip) line \(button.line)", first: first)
+                sharedLineProblem(section: section, number: number, what: "\(chip) line \(line)", first: first)
                 return false
             }
-            taken[key] = "\(this) (line \(button.sourceLine))"
+            taken[key] = owner
             return true
         }
-        config.leds = config.leds.filter { led in
-            let key = place(led.chip, led.line)
-            if let first = taken[key] {
-                sharedLineProblem(section: "led", number: led.number, what: "\(led.chip) line \(led.line)", first: first)
-                return false
-            }
-            taken[key] = "led[\(led.number)] (line \(led.sourceLine))"
-            return true
+        let goodButtons = buttons.filter { b in
+            take("button", b.entry.number, b.entry.chip, b.entry.line,
+                 owner: "button[\(b.entry.number)] '\(b.entry.name)' (line \(b.entry.sourceLine))") && b.ok
         }
+        let goodLEDs = leds.filter { l in
+            take("led", l.entry.number, l.entry.chip, l.entry.line, owner: "led[\(l.entry.number)] (line \(l.entry.sourceLine))") && l.ok
+        }
+        return (goodButtons.map(\.entry), goodLEDs.map(\.entry))
     }
 
     private mutating func sharedLineProblem(section: String, number: Int, what: String, first: String) {

@@ -31,6 +31,9 @@ public struct ConfigParser {
 
     private mutating func read(_ text: String) -> StageboxConfiguration? {
         var config = StageboxConfiguration()
+        // Every [[button]] and [[led]], with whether it is free of problems so far.
+        var buttons: [(entry: ButtonEntry, ok: Bool)] = []
+        var leds: [(entry: LEDEntry, ok: Bool)] = []
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)
@@ -51,8 +54,8 @@ public struct ConfigParser {
             case "watchdog": if let t = table(root, key) { readWatchdog(t, into: &config.watchdog) }
             case "lifecycle": if let t = table(root, key) { readLifecycle(t, into: &config.lifecycle) }
             case "connect": config.connections = readConnections(root[key]!)
-            case "button": config.buttons = readButtons(root[key]!)
-            case "led": config.leds = readLEDs(root[key]!)
+            case "button": buttons = readButtons(root[key]!)
+            case "led": leds = readLEDs(root[key]!)
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
                                       message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [[connect]], [[button]], [[led]]"))
@@ -66,7 +69,7 @@ public struct ConfigParser {
                                       + "(\(config.audio.rate) Hz): it would sound at another pitch",
                                   allowed: "below \(Int(nyquist)) Hz"))
         }
-        checkSharedLines(&config)
+        (config.buttons, config.leds) = checkSharedLines(buttons: buttons, leds: leds)
         return config
     }
 

@@ -84,6 +84,8 @@ public protocol ConsoleContext: Sendable {
     func resume() -> String
     /// The last lifecycle changes, oldest first, one line each.
     var lifecycleChanges: [String] { get }
+    /// The configured buttons with their debounced levels.
+    var buttons: [ButtonWatcher.Status] { get }
 }
 
 extension ConsoleContext {
@@ -91,4 +93,5 @@ extension ConsoleContext {
     public func suspend() -> String? { "refused: this stagebox has no lifecycle" }
     public func resume() -> String { "this stagebox has no lifecycle" }
     public var lifecycleChanges: [String] { [] }
+    public var buttons: [ButtonWatcher.Status] { [] }
 }

@@ -30,12 +30,14 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let configuration: [String]
     let watchdogFeeder: WatchdogFeeder
     let lifecycle: LifecycleController
+    let controls: RunningControls
     /// The last `historyLength` events of the audio thread, oldest first.
     private let history = Mutex<Deque<XrunRecord>>([])
     private let historyLength = 32
 
     init(loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
-         server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController) {
+         server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController,
+         controls: RunningControls) {
         let audio = loaded.config.audio
         self.driver = driver
         sampleRate = audio.rate
@@ -48,6 +50,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         self.server = server
         watchdogFeeder = watchdog
         self.lifecycle = lifecycle
+        self.controls = controls
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "
@@ -63,6 +66,12 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
                      "[lifecycle] suspend_after=\(fixed(loaded.config.lifecycle.suspendAfter, digits: 1)) s"
                          + (loaded.config.lifecycle.suspendAfter == 0 ? " (never)" : "")
                          + " fade_ms=\(fixed(loaded.config.lifecycle.fadeMs, digits: 1))"]
+        lines += loaded.config.buttons.map { b in
+            "[[button]] \(b.name) \(b.chip):\(b.line) active=\(b.active) bias=\(b.bias) debounce_ms=\(b.debounceMs) "
+                + "press=\(b.press.isEmpty ? "-" : b.press) release=\(b.release.isEmpty ? "-" : b.release) "
+                + "long_press=\(b.longPress.isEmpty ? "-" : "\(b.longPress) (\(b.longPressMs) ms)")"
+        }
+        lines += loaded.config.leds.map { "[[led]] \($0.chip):\($0.line) active=\($0.active) trigger=\($0.trigger)" }
         lines += loaded.problems.isEmpty ? ["no problems"] : ["problems (the defaults are in effect):"]
             + loaded.problems.map { "  \($0)" }
         configuration = lines
@@ -84,6 +93,8 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         lifecycle.resume()
         return before == .suspended || before == .suspending ? "resuming" : "the codec is \(before.rawValue); nothing to resume"
     }
+
+    var buttons: [ButtonWatcher.Status] { controls.buttons?.statuses ?? [] }
 
     var lifecycleChanges: [String] {
         let start = Double(startedAt) / 1e9

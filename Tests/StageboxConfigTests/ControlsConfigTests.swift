@@ -140,3 +140,23 @@ import Testing
         #expect(problems("button = 3\n") == ["box.toml:1: button: must be an array of tables, written [[button]]"])
     }
 }
+
+extension ControlsConfigTests {
+    @Test func aSharedLineIsFoundEvenWhenTheFirstEntryHasAnotherProblem() {
+        #expect(problems("""
+            [[button]]
+            line = 17
+            press = "recrod"
+
+            [[led]]
+            line = 17
+            trigger = "mute"
+            """).map { String($0.prefix(40)) } == [
+            "box.toml:3: button[1].press: no built-in",
+            "box.toml:6: led[1].line: gpiochip0 line ",
+        ])
+        #expect(problems("[[button]]\nline = 5000\n[[led]]\nline = 0\ntrigger = \"mute\"\n")
+            == ["box.toml:2: button[1].line: 5000 is out of range (allowed: 0–1023)"],
+            "a line that is itself wrong clashes with nothing")
+    }
+}
