@@ -116,6 +116,12 @@ public final class ButtonWatcher: Sendable {
             var broken: [Int] = []
             for i in watched.indices where fds[i + 1].revents != 0 {
                 do throws(GPIOError) {
+                    // An error or hang-up with nothing to read: a read would block the thread.
+                    guard fds[i + 1].revents & Int16(POLLIN) != 0 else {
+                        errno = EIO
+                        throw GPIOError(chip: watched[i].line.chipName, line: watched[i].line.offset,
+                                        what: "polling for edges (poll flags \(fds[i + 1].revents))")
+                    }
                     let edges = try watched[i].line.readEdges()
                     let readAt = monotonicNanoseconds()
                     for edge in edges {
