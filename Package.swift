@@ -75,7 +75,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // Buttons, LEDs and triggers.
-        .target(name: "StageboxControls", dependencies: ["CGPIOD", "StageboxSystem", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "StageboxControls", dependencies: [
+            "CGPIOD", "CLinux", "StageboxSystem", "StageboxRealtime", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system"),
+        ]),
         // The watchdog and the audio lifecycle.
         .target(name: "StageboxWatchdog", dependencies: [
             "CLinux", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
@@ -114,6 +116,7 @@ let package = Package(
         ]),
         .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
+        .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxRealtime"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),

@@ -7,8 +7,8 @@ import TOMLKit
 /// (the appliance at boot) still gets a complete configuration.
 public struct ConfigParser {
     public let file: String
-    private let lines: SourceLines
-    private var problems: [ConfigProblem] = []
+    let lines: SourceLines
+    var problems: [ConfigProblem] = []
 
     private init(file: String, text: String) {
         self.file = file
@@ -31,6 +31,9 @@ public struct ConfigParser {
 
     private mutating func read(_ text: String) -> StageboxConfiguration? {
         var config = StageboxConfiguration()
+        // Every [[button]] and [[led]], with whether it is free of problems so far.
+        var buttons: [(entry: ButtonEntry, ok: Bool)] = []
+        var leds: [(entry: LEDEntry, ok: Bool)] = []
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)
@@ -52,9 +55,11 @@ public struct ConfigParser {
             case "lifecycle": if let t = table(root, key) { readLifecycle(t, into: &config.lifecycle) }
             case "recorder": if let t = table(root, key) { readRecorder(t, into: &config.recorder) }
             case "connect": config.connections = readConnections(root[key]!)
+            case "button": buttons = readButtons(root[key]!)
+            case "led": leds = readLEDs(root[key]!)
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
-                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]]"))
+                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]]"))
             }
         }
         // Checks across sections: a tone at or above half the rate would alias to another pitch.
@@ -65,6 +70,7 @@ public struct ConfigParser {
                                       + "(\(config.audio.rate) Hz): it would sound at another pitch",
                                   allowed: "below \(Int(nyquist)) Hz"))
         }
+        (config.buttons, config.leds) = checkSharedLines(buttons: buttons, leds: leds)
         return config
     }
 
@@ -187,7 +193,7 @@ public struct ConfigParser {
                 continue
             }
             var entry = ConnectEntry(from: "", to: "", line: lines.line(section: "connect", index: i), number: i + 1)
-            var fields = Fields(parser: self, table: t, section: "connect", index: i, allowedKeys: ["from", "to"])
+            var fields = Fields(parser: self, table: t, section: "connect", arrayIndex: i, allowedKeys: ["from", "to"])
             fields.string("from", &entry.from, nonEmpty: true, required: true)
             fields.string("to", &entry.to, nonEmpty: true, required: true)
             fields.endpoint("from", entry.from)
@@ -200,25 +206,29 @@ public struct ConfigParser {
     }
 
     /// Reads typed, range-checked fields of one table.
-    private struct Fields {
+    struct Fields {
         var parser: ConfigParser
         let table: TOMLTable
         let section: String
-        var index: Int = 0
+        /// Which `[[section]]` this is (0-based); 0 for a plain `[section]`.
+        let index: Int
+        let isArray: Bool
         let allowedKeys: [String]
 
-        init(parser: ConfigParser, table: TOMLTable, section: String, index: Int = 0, allowedKeys: [String]) {
+        /// `arrayIndex`: the table's place in an array of tables (`[[connect]]`), nil for `[section]`.
+        init(parser: ConfigParser, table: TOMLTable, section: String, arrayIndex: Int? = nil, allowedKeys: [String]) {
             self.parser = parser
             self.table = table
             self.section = section
-            self.index = index
+            self.index = arrayIndex ?? 0
+            isArray = arrayIndex != nil
             self.allowedKeys = allowedKeys
             for key in table.keys where !allowedKeys.contains(key) {
                 problem(key, "unknown key", allowed: allowedKeys.joined(separator: ", "))
             }
         }
 
-        private var keyPrefix: String { section == "connect" ? "connect[\(index + 1)]" : section }
+        private var keyPrefix: String { isArray ? "\(section)[\(index + 1)]" : section }
 
         mutating func problem(_ key: String, _ message: String, allowed: String? = nil) {
             let line = parser.lines.line(section: section, index: index, key: key)
@@ -273,8 +283,8 @@ public struct ConfigParser {
             target = s
         }
 
-        mutating func int(_ key: String, _ target: inout Int, range: ClosedRange<Int>) {
-            guard let v = value(key, required: false) else { return }
+        mutating func int(_ key: String, _ target: inout Int, range: ClosedRange<Int>, required: Bool = false) {
+            guard let v = value(key, required: required) else { return }
             let bounds = "\(range.lowerBound)–\(range.upperBound)"
             guard v.type == .int, let n = v.int else {
                 return problem(key, "must be an integer, not \(v.type)", allowed: bounds)

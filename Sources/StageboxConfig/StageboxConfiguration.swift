@@ -9,6 +9,8 @@ public struct StageboxConfiguration: Sendable, Equatable {
     public var lifecycle = LifecycleSection()
     public var recorder = RecorderSection()
     public var connections: [ConnectEntry] = [ConnectEntry(from: "codec.in", to: "codec.out")]
+    public var buttons: [ButtonEntry] = []
+    public var leds: [LEDEntry] = []
 
     public init() {}
 
@@ -138,3 +140,56 @@ public struct RecorderSection: Sendable, Equatable {
     public static let preRollRange = 0.0...30.0
     public static let minFreeRange = 0...1_000_000
 }
+/// `[[button]]`: a push button on a GPIO line that fires triggers.
+public struct ButtonEntry: Sendable, Equatable {
+    /// For the logs and the console; `button N` when the file gives none.
+    public var name: String
+    /// A chip name (`gpiochip0`), path, label or number.
+    public var chip = "gpiochip0"
+    public var line = 0
+    /// `low` (a button to ground with a pull-up) or `high`.
+    public var active = "low"
+    /// One of `ButtonEntry.biases`.
+    public var bias = "pull-up"
+    public var debounceMs = 20
+    /// Triggers fired on a press, a release, a long press; empty: none.
+    public var press = ""
+    public var release = ""
+    public var longPress = ""
+    public var longPressMs = 600
+    /// Where the entry stands in its file, and which `[[button]]` it is (from 1).
+    public var sourceLine: Int
+    public var number: Int
+
+    public init(name: String, sourceLine: Int = 0, number: Int = 0) {
+        self.name = name
+        self.sourceLine = sourceLine
+        self.number = number
+    }
+
+    public static let levels = ["low", "high"]
+    public static let biases = ["pull-up", "pull-down", "disable", "as-is"]
+    public static let debounceRange = 0...1000
+    public static let longPressRange = 100...10_000
+}
+
+/// `[[led]]`: an LED on a GPIO line that shows a trigger's state.
+public struct LEDEntry: Sendable, Equatable {
+    public var chip = "gpiochip0"
+    public var line = 0
+    /// `high` (lit by driving the line high) or `low`.
+    public var active = "high"
+    public var trigger = ""
+    /// Where the entry stands in its file, and which `[[led]]` it is (from 1).
+    public var sourceLine: Int
+    public var number: Int
+
+    public init(trigger: String, sourceLine: Int = 0, number: Int = 0) {
+        self.trigger = trigger
+        self.sourceLine = sourceLine
+        self.number = number
+    }
+}
+
+/// GPIO line offsets a button or LED may name.
+public let gpioLineRange = 0...1023

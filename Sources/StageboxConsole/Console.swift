@@ -35,6 +35,7 @@ public struct Console: Sendable {
         .init(name: "triggers", usage: "triggers", summary: "the triggers and their states"),
         .init(name: "record", usage: "record start|stop", summary: "start or stop a take"),
         .init(name: "takes", usage: "takes", summary: "the last takes with length, size and any repairs"),
+        .init(name: "buttons", usage: "buttons", summary: "the buttons, their lines' levels and triggers"),
         .init(name: "reset-stats", usage: "reset-stats", summary: "zero the statistics and the xrun list"),
         .init(name: "suspend", usage: "suspend", summary: "close the codec now (refused while in use)"),
         .init(name: "resume", usage: "resume", summary: "open the codec again"),
@@ -111,6 +112,7 @@ public struct Console: Sendable {
                 return "no trigger named \(args[0]); triggers: \(context.triggers.all.map(\.name).joined(separator: ", "))"
             }
         case ("triggers", 0): return triggers()
+        case ("buttons", 0): return buttons()
         case ("exit", 0), ("quit", 0):
             // Reached only where the line is not taken first: the terminal stagebox runs in
             // stops it, `stagebox console` leaves, and a serial console says it cannot.
@@ -233,6 +235,17 @@ public struct Console: Sendable {
     static func bar(_ db: Double) -> String {
         let filled = db.isFinite ? max(0, min(30, Int(((db + 60) / 2).rounded(.down)))) : 0
         return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "]"
+    }
+
+    private func buttons() -> String {
+        let list = context.buttons
+        guard !list.isEmpty else { return "no buttons configured" }
+        return table(["BUTTON", "LINE", "STATE", "PRESS", "RELEASE", "LONG PRESS"], list.map { b in
+            let s = b.settings
+            let state = b.problem != nil ? "unavailable (see the log)" : (b.pressed == true ? "pressed" : "released")
+            return [s.name, "\(s.chip):\(s.line)", state, s.press ?? "-", s.release ?? "-",
+                    s.longPress.map { "\($0) (\(s.longPressNanos / 1_000_000) ms)" } ?? "-"]
+        })
     }
 
     private func triggers() -> String {

@@ -90,6 +90,8 @@ public protocol ConsoleContext: Sendable {
     var takes: [String] { get }
     /// The recorder's line for `status` (the take's time and size, the free space), or nil.
     var recorderStatus: String? { get }
+    /// The configured buttons with their debounced levels.
+    var buttons: [ButtonWatcher.Status] { get }
 }
 
 extension ConsoleContext {
@@ -100,4 +102,5 @@ extension ConsoleContext {
     public func record(start: Bool) -> String { "refused: this stagebox has no recorder" }
     public var takes: [String] { [] }
     public var recorderStatus: String? { nil }
+    public var buttons: [ButtonWatcher.Status] { [] }
 }

@@ -34,8 +34,8 @@ public final class GPIOLine: @unchecked Sendable {
 
     public let chipName: String
     public let offset: Int
-    private let chip: OpaquePointer
-    private let line: OpaquePointer
+    let chip: OpaquePointer
+    let line: OpaquePointer
 
     /// Opens `chip` (a name like `gpiochip0`, a path, a label or a number) and takes line `offset`.
     public init(chip: String, offset: Int) throws(GPIOError) {

@@ -31,12 +31,14 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let watchdogFeeder: WatchdogFeeder
     let lifecycle: LifecycleController
     let recording: Recording
+    let controls: RunningControls
     /// The last `historyLength` events of the audio thread, oldest first.
     private let history = Mutex<Deque<XrunRecord>>([])
     private let historyLength = 32
 
     init(loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
-         server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController, recording: Recording) {
+         server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController,
+         recording: Recording, controls: RunningControls) {
         let audio = loaded.config.audio
         self.driver = driver
         sampleRate = audio.rate
@@ -50,6 +52,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         watchdogFeeder = watchdog
         self.lifecycle = lifecycle
         self.recording = recording
+        self.controls = controls
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "
@@ -68,6 +71,12 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
                      "[recorder] directory=\(loaded.config.recorder.directory) sources=\(loaded.config.recorder.sources.joined(separator: ","))"
                          + " encoding=\(loaded.config.recorder.encoding) sync_interval_ms=\(loaded.config.recorder.syncIntervalMs)"
                          + " pre_roll_s=\(fixed(loaded.config.recorder.preRollSeconds, digits: 1)) min_free_mb=\(loaded.config.recorder.minFreeMB)"]
+        lines += loaded.config.buttons.map { b in
+            "[[button]] \(b.name) \(b.chip):\(b.line) active=\(b.active) bias=\(b.bias) debounce_ms=\(b.debounceMs) "
+                + "press=\(b.press.isEmpty ? "-" : b.press) release=\(b.release.isEmpty ? "-" : b.release) "
+                + "long_press=\(b.longPress.isEmpty ? "-" : "\(b.longPress) (\(b.longPressMs) ms)")"
+        }
+        lines += loaded.config.leds.map { "[[led]] \($0.chip):\($0.line) active=\($0.active) trigger=\($0.trigger)" }
         lines += loaded.problems.isEmpty ? ["no problems"] : ["problems (the defaults are in effect):"]
             + loaded.problems.map { "  \($0)" }
         configuration = lines
@@ -89,6 +98,8 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         lifecycle.resume()
         return before == .suspended || before == .suspending ? "resuming" : "the codec is \(before.rawValue); nothing to resume"
     }
+
+    var buttons: [ButtonWatcher.Status] { controls.buttons?.statuses ?? [] }
 
     var lifecycleChanges: [String] {
         let start = Double(startedAt) / 1e9

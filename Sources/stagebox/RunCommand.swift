@@ -102,10 +102,14 @@ struct RunCommand: ParsableCommand {
                                             watchdog: watchdog, server: server, logger: logger)
         // A trigger fired (a button, the console, a client) wants the codec: it resumes.
         triggers.onChange { _, _ in lifecycle.resume() }
+        // Buttons fire triggers, LEDs show them: each on a thread of its own, never the audio thread.
+        let controls = RunningControls.start(configuration, triggers: triggers, logger: logger)
+        defer { controls.stop() }
         let consoleDevice = consolePlace(configuration.console)
         let context = AppConsoleContext(loaded: loaded, driver: driver.name, consoleDevice: consoleDevice,
                                         engine: engine, triggers: triggers, control: control, server: server,
-                                        watchdog: watchdog, lifecycle: lifecycle, recording: recording)
+                                        watchdog: watchdog, lifecycle: lifecycle, recording: recording,
+                                        controls: controls)
         let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
         let console = startConsole(configuration.console, device: consoleDevice, context: context, logger: logger)
         // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
