@@ -34,7 +34,11 @@ public final class Recorder: Sendable {
 
     struct Shared {
         var commands: [Command] = []
-        var startAnswer: Result<RunningTake, RecorderRefusal>?
+        var startAnswer: Result<RunningTake, RecorderRefusal>? {
+            didSet { if startAnswer != nil { starting = false } }
+        }
+        /// A start was asked for and has no answer yet.
+        var starting = false
         var status = RecorderStatus()
         var recent: [TakeSummary] = []
     }
@@ -137,11 +141,19 @@ public final class Recorder: Sendable {
         }
     }
 
+    /// Asks for a take without waiting for its files (a button's trigger): the state becomes
+    /// `recording` or `failed` when the writer has made them or could not.
+    public func requestStart() {
+        guard isRunning else { return announce(.failed("the recorder is not running")) }
+        let asked = monotonicNanoseconds()
+        shared.withLock { $0.startAnswer = nil; $0.starting = true; $0.commands.append(.start(askedNanos: asked)) }
+    }
+
     /// Starts a take and returns it once its files exist; the reason when it cannot.
     public func start() -> Result<RunningTake, RecorderRefusal> {
         guard isRunning else { return .failure(.init(reason: "the recorder is not running")) }
         let asked = monotonicNanoseconds()
-        shared.withLock { $0.startAnswer = nil; $0.commands.append(.start(askedNanos: asked)) }
+        shared.withLock { $0.startAnswer = nil; $0.starting = true; $0.commands.append(.start(askedNanos: asked)) }
         // The writer answers within one of its rounds; creating the files takes a few fsyncs.
         let deadline = asked + 10_000_000_000
         while monotonicNanoseconds() < deadline {
@@ -168,6 +180,8 @@ public final class Recorder: Sendable {
     }
 
     public var status: RecorderStatus { shared.withLock { $0.status } }
+    /// Whether a start was asked for and the writer has not answered yet.
+    public var isStarting: Bool { shared.withLock { $0.starting } }
     public var isRecording: Bool { status.state == .recording }
     /// The last takes, oldest first.
     public var recentTakes: [TakeSummary] { shared.withLock { $0.recent } }

@@ -88,8 +88,20 @@ final class TakeWriter: @unchecked Sendable {
         pump()
         let preRollFrames = present.map { preRolls[$0.source]?.frames ?? 0 }.max() ?? 0
         let clock = WallClock.now(minusSeconds: Double(preRollFrames) / Double(settings.sampleRate))
+        // The gates open before the files are made: the rings hold the first seconds while the
+        // disk creates them, so a slow disk does not delay the take's first sample.
+        if settings.preRollFrames == 0 {
+            for tap in present {
+                discard(tap) // the gate was shut: anything left is from before this take
+                tap.firstFrameNanos.store(0, ordering: .relaxed)
+                tap.open.store(true, ordering: .releasing)
+            }
+        }
         let sequence: Int
-        do { sequence = try recorder.directory.nextSequence() } catch { return refuse("\(error)") }
+        do { sequence = try recorder.directory.nextSequence() } catch {
+            shut(present)
+            return refuse("\(error)")
+        }
         let base = TakeName.make(year: clock.year, month: clock.month, day: clock.day, hour: clock.hour,
                                  minute: clock.minute, sequence: sequence, source: "")
         let name = String(base.dropLast(5)) // without "_.wav"
@@ -108,18 +120,12 @@ final class TakeWriter: @unchecked Sendable {
                 files.append((tap, take, tap.droppedFrames.load(ordering: .relaxed)))
             } catch {
                 for f in files { try? f.file.close(); unlink(f.file.path) }
+                shut(present)
                 return refuse("\(error)")
             }
         }
-        for f in files {
-            if settings.preRollFrames > 0 {
-                preRolls[f.tap.source]?.drain { p, n in try? f.file.append(p, frames: n) }
-            } else {
-                // The gate was shut: anything left is from before this take.
-                discard(f.tap)
-                f.tap.firstFrameNanos.store(0, ordering: .relaxed)
-                f.tap.open.store(true, ordering: .releasing)
-            }
+        if settings.preRollFrames > 0 {
+            for f in files { preRolls[f.tap.source]?.drain { p, n in try? f.file.append(p, frames: n) } }
         }
         let interval = Int64(settings.syncIntervalMs) * 1_000_000
         take = Take(name: name, files: files, nextSync: monotonicNanoseconds() + interval, askedNanos: askedNanos)
@@ -178,7 +184,7 @@ final class TakeWriter: @unchecked Sendable {
         }
         t.markers += 1
         take = t
-        recorder.logger.info("recorder: marker \(label) in take \(t.name)")
+        recorder.logger.info("recorder: marker '\(label)' in take \(t.name)")
     }
 
     // MARK: moving audio
@@ -245,6 +251,17 @@ final class TakeWriter: @unchecked Sendable {
     }
 
     private func discard(_ tap: RecorderTap) { readAll(tap) { _, _ in } }
+
+    /// Closes the gates a refused start opened, and drops what came through.
+    private func shut(_ taps: [RecorderTap]) {
+        guard settings.preRollFrames == 0 else { return }
+        for tap in taps { tap.open.store(false, ordering: .releasing) }
+        let deadline = monotonicNanoseconds() + 200_000_000
+        while taps.contains(where: { $0.seenOpen.load(ordering: .acquiring) }) && monotonicNanoseconds() < deadline {
+            sleepUntil(monotonicNanos: monotonicNanoseconds() + 1_000_000)
+        }
+        for tap in taps { discard(tap) }
+    }
 
     // MARK: syncing
 

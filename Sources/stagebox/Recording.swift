@@ -63,10 +63,10 @@ final class Recording: Sendable {
                 recorder.stop()
                 return .normal
             }
-            switch recorder.start() {
-            case .success: return .selected
-            case .failure: return .error
-            }
+            // The take's files are made by the writer: until then the trigger shows "waiting
+            // for the disk", and a press is never held up by a slow disk.
+            recorder.requestStart()
+            return .alternate
         }
         triggers.add(name: "marker", title: "Drop a marker into the take", state: .disabled) {
             let count = (recorder.status.take?.markers ?? 0) + 1
@@ -113,6 +113,15 @@ final class Recording: Sendable {
     func tick(engine: Engine) {
         recorder.syncTaps(engine: engine)
         if player.tick() { triggers.setState("play", .normal) }
+        // The record trigger's state follows the recorder, whichever thread was last to set it
+        // (a press's action and the writer's answer can cross).
+        let wanted: TriggerState
+        switch recorder.status.state {
+        case .recording: wanted = .selected
+        case .failed: wanted = recorder.isStarting ? .alternate : .error
+        case .idle: wanted = recorder.isStarting ? .alternate : .normal
+        }
+        if triggers.state("record") != wanted { triggers.setState("record", wanted) }
     }
 
     var runningTakes: Int { recorder.isRecording ? 1 : 0 }
