@@ -105,6 +105,26 @@ import Testing
         #expect(!libsndfileCues(take.files[0]).isEmpty)
     }
 
+    /// A disk that stalls (the writer held, as by a write that does not return) for as long as
+    /// the ring holds costs nothing; a longer stall drops whole periods, counted and cued.
+    @Test func theRingAbsorbsAStallAsLongAsItHolds() throws {
+        let rig = try Rig("stall", ringSeconds: 5)
+        let take = try rig.recorder.start().get()
+        rig.run(periods: 10)
+        usleep(50_000)
+        rig.recorder.shared.withLock { _ in rig.run(periods: 3700) } // 4.93 s while the writer waits
+        usleep(200_000)
+        #expect(rig.recorder.status.take?.droppedFrames == 0)
+        rig.recorder.shared.withLock { _ in rig.run(periods: 3800) } // 5.07 s: more than the ring
+        usleep(200_000)
+        rig.recorder.stop()
+        rig.waitForIdle()
+        let reader = try AudioFileReader(path: take.files[0])
+        let dropped = (10 + 3700 + 3800) * 64 - reader.frames
+        #expect(dropped > 0 && dropped <= 3800 * 64 - 240_000 + 64)
+        #expect(libsndfileCues(take.files[0]).count >= 1)
+    }
+
     @Test func markersBecomeCuePoints() throws {
         let rig = try Rig("markers")
         let take = try rig.recorder.start().get()

@@ -1,0 +1,140 @@
+import Foundation
+import StageboxAudioFiles
+import StageboxTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The recorder in `stagebox run --simulate`, driven as a user would: the console's `record`,
+/// the triggers, `takes`, `status`, a kill mid-take and the next start's repair.
+@Suite(.serialized) struct RecorderBoardTests {
+    private func console(_ board: SimulatedBoard, _ line: String) -> String {
+        ((try? board.stagebox(["console", "--execute", line]).stdout) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition()
+    }
+
+    private func state(_ board: SimulatedBoard, _ trigger: String) -> String {
+        console(board, "triggers").split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+            .first { $0.first == trigger }?.dropFirst().first ?? "?"
+    }
+
+    private func recorderConfig(_ directory: String, extra: String = "") -> String {
+        """
+        [recorder]
+        directory = "\(directory)"
+        source = "tone"
+        encoding = "PCM_16"
+        \(extra)
+
+        [[connect]]
+        from = "codec.in"
+        to = "codec.out"
+        """
+    }
+
+    /// A take of the tone keeps the codec from suspending; when it ends the codec suspends;
+    /// `play` plays it through codec.out (waking the codec), and its trigger goes back to normal
+    /// at the take's end.
+    @Test func aTakeIsRecordedKeepsTheBusInUseAndPlaysBack() throws {
+        let takes = try Scratch()
+        defer { takes.remove() }
+        let output = takes.path("out.wav")
+        let board = try SimulatedBoard(config: recorderConfig(takes.path("takes")) + "\n[lifecycle]\nsuspend_after = 1\nfade_ms = 5\n",
+                                       arguments: ["--input-signal", "silence", "--output", output])
+        var log = ""
+        defer { if log.isEmpty { log = board.stop() } }
+        #expect(state(board, "marker") == "disabled")
+        #expect(console(board, "trigger marker") == "trigger marker is disabled")
+        let started = console(board, "record start")
+        #expect(started.hasPrefix("recording take "), "\(started)")
+        #expect(state(board, "record") == "selected" && state(board, "marker") == "normal")
+        #expect(console(board, "trigger marker") == "marker: normal")
+        usleep(2_500_000) // past suspend_after: the take keeps the codec running
+        let status = console(board, "status")
+        #expect(status.contains("running: recording"), "\(status)")
+        #expect(status.split(separator: "\n").contains { $0.hasPrefix("recorder    recording ") && $0.contains(" free in ") }, "\(status)")
+        #expect(console(board, "record stop").hasPrefix("stopping take "))
+        #expect(waitFor(5) { state(board, "record") == "normal" })
+        let list = console(board, "takes")
+        #expect(list.contains("_0001_tone.wav"), "\(list)")
+        #expect(waitFor(10) { console(board, "status").contains("suspended: not in use") }, "the codec did not suspend after the take")
+
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: takes.path("takes")).first { $0.hasSuffix(".wav") })
+        let take = try AudioFileReader(path: takes.path("takes") + "/" + file)
+        #expect(take.frames > 48000 * 2 && take.channels == 1)
+        #expect(console(board, "trigger play") == "play: selected")
+        #expect(waitFor(20) { state(board, "play") == "normal" }, "play did not end with the take")
+        log = board.stop()
+        #expect(log.contains("player: ") && log.contains("played to its end"), "\(log)")
+        // The outputs carried the take's tone while it played, and silence before.
+        let played = try AudioFileReader(path: output).readAll()
+        let loud = played.indices.filter { abs(played[$0]) > 0.05 }
+        #expect(!loud.isEmpty, "the take was not heard at codec.out")
+        let heard = Double((loud.last ?? 0) - (loud.first ?? 0)) / 2 / 48000
+        #expect(abs(heard - Double(take.frames) / 48000) < 0.2, "heard \(heard) s of a \(Double(take.frames) / 48000) s take")
+    }
+
+    /// A stagebox killed mid-take leaves a file whose header lags: the next start repairs it,
+    /// logs it, lists it in `takes`, and sox reads every frame.
+    @Test func aTakeCutByAKillIsRepairedAtTheNextStart() throws {
+        let takes = try Scratch()
+        defer { takes.remove() }
+        let config = recorderConfig(takes.path("takes"), extra: "sync_interval_ms = 10000")
+        let first = try SimulatedBoard(config: config)
+        #expect(console(first, "record start").hasPrefix("recording take "))
+        usleep(1_500_000)
+        kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+        first.scratch.remove()
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: takes.path("takes")).first { $0.hasSuffix(".wav") })
+
+        let second = try SimulatedBoard(config: config)
+        #expect(waitFor(5) { console(second, "takes").contains(file) })
+        let listed = console(second, "takes")
+        #expect(listed.contains("repaired: the header said 0 frames, the file holds "), "\(listed)")
+        let log = second.stop()
+        #expect(log.contains("recorder: \(takes.path("takes"))/\(file) repaired: the header said 0 frames"), "\(log)")
+        let reader = try AudioFileReader(path: takes.path("takes") + "/" + file)
+        #expect(reader.frames > 48000) // 1.5 s recorded, none lost to the kill
+        let sox = Process()
+        sox.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
+        sox.arguments = ["--i", "-s", takes.path("takes") + "/" + file]
+        sox.standardOutput = Pipe()
+        try sox.run()
+        sox.waitUntilExit()
+        #expect(Int(output(of: sox).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == reader.frames)
+    }
+
+    /// `mute-out` silences the codec outputs and gives them back.
+    @Test func muteOutSilencesTheOutputs() throws {
+        let takes = try Scratch()
+        defer { takes.remove() }
+        let output = takes.path("out.wav")
+        let board = try SimulatedBoard(config: "[[connect]]\nfrom = \"tone\"\nto = \"codec.out:1\"\n",
+                                       arguments: ["--output", output])
+        usleep(500_000)
+        #expect(console(board, "trigger mute-out") == "mute-out: selected")
+        usleep(1_000_000)
+        #expect(console(board, "trigger mute-out") == "mute-out: normal")
+        usleep(500_000)
+        _ = board.stop()
+        let samples = try AudioFileReader(path: output).readAll()
+        // Windows of 10 ms: loud, then silent for about a second, then loud again.
+        let windows = stride(from: 0, to: samples.count - 960, by: 960).map { i in samples[i..<i + 960].map(abs).max() ?? 0 }
+        let silent = windows.filter { $0 == 0 }.count
+        #expect(windows.count > 150 && windows[10] > 0.05 && windows[windows.count - 5] > 0.05) // inside the 20 ms fades of start and stop
+        #expect(silent > 80 && silent < 120, "\(silent) silent windows of 10 ms")
+    }
+}
