@@ -117,6 +117,33 @@ import Musl
         #expect(Int(output(of: sox).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == reader.frames)
     }
 
+    /// A take past RF64's threshold (lowered for the test: 4 GiB would take hours here) goes on
+    /// without a gap as RF64, and sox reads every frame.
+    @Test func aLongTakeBecomesRF64() throws {
+        let takes = try Scratch()
+        defer { takes.remove() }
+        let board = try SimulatedBoard(speed: 4, config: recorderConfig(takes.path("takes")),
+                                       environment: ["STAGEBOX_RF64_THRESHOLD": "500000"])
+        #expect(console(board, "record start").hasPrefix("recording take "))
+        usleep(2_000_000) // 8 s of audio at 4 times real time: 768 000 bytes of PCM_16 mono
+        #expect(console(board, "record stop").hasPrefix("stopping take "))
+        #expect(waitFor(5) { state(board, "record") == "normal" })
+        _ = board.stop()
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: takes.path("takes")).first { $0.hasSuffix(".wav") })
+        let path = takes.path("takes") + "/" + file
+        let head = try #require(FileManager.default.contents(atPath: path))
+        #expect(String(decoding: head.prefix(4), as: UTF8.self) == "RF64")
+        let reader = try AudioFileReader(path: path)
+        #expect(reader.frames > 48000 * 5)
+        let sox = Process()
+        sox.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
+        sox.arguments = ["--i", "-s", path]
+        sox.standardOutput = Pipe()
+        try sox.run()
+        sox.waitUntilExit()
+        #expect(Int(output(of: sox).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == reader.frames)
+    }
+
     /// `mute-out` silences the codec outputs and gives them back.
     @Test func muteOutSilencesTheOutputs() throws {
         let takes = try Scratch()

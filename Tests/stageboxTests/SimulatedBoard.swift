@@ -19,7 +19,9 @@ final class SimulatedBoard {
     ///   - config: more TOML, appended to the board's file.
     ///   - arguments: more arguments for `stagebox run`.
     ///   - realtimePriority: the audio thread's SCHED_FIFO priority (0 = normal scheduling).
-    init(speed: Double = 1, config: String = "", arguments: [String] = [], realtimePriority: Int = 0) throws {
+    ///   - environment: more environment variables for the board.
+    init(speed: Double = 1, config: String = "", arguments: [String] = [], realtimePriority: Int = 0,
+         environment: [String: String] = [:]) throws {
         scratch = try Scratch()
         socket = scratch.path("bus.sock")
         let file = try scratch.write("board.toml", """
@@ -34,6 +36,9 @@ final class SimulatedBoard {
         process.arguments = ["run", "--simulate", "--config", file, "--speed", "\(speed)"] + arguments
         process.standardError = log
         process.standardOutput = Pipe()
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         try process.run()
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
     }
