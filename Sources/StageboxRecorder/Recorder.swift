@@ -17,11 +17,14 @@ import Musl
 /// thread does all file work and answers through `status`.
 public final class Recorder: Sendable {
     public let settings: RecorderSettings
+    let engine: Engine
     let logger: Logger
     let directory: TakeDirectory
     let shared = Mutex(Shared())
     /// The taps on the engine, by source.
     let taps = Mutex<[String: RecorderTap]>([:])
+    /// Held while taps are added or removed, so a start and the control tick never cross.
+    private let tapChanges = Mutex<Void>(())
     private let running = Atomic<Bool>(false)
     private let thread = Mutex<PosixThread?>(nil)
     private let stateListener = Mutex<(@Sendable (RecorderState) -> Void)?>(nil)
@@ -46,8 +49,10 @@ public final class Recorder: Sendable {
     /// How many ended takes `recentTakes` keeps.
     static let recentLimit = 20
 
-    public init(settings: RecorderSettings, logger: Logger) {
+    /// The recorder of `engine`'s ports; it adds its taps (`stagebox.record.SOURCE`) as it needs them.
+    public init(settings: RecorderSettings, engine: Engine, logger: Logger) {
         self.settings = settings
+        self.engine = engine
         self.logger = logger
         directory = TakeDirectory(path: settings.directory)
     }
@@ -115,29 +120,38 @@ public final class Recorder: Sendable {
 
     var isRunning: Bool { running.load(ordering: .acquiring) }
 
-    /// Control thread, now and then: gives every configured source that is on the bus a tap,
-    /// and removes the taps of sources that left.
-    public func syncTaps(engine: Engine) {
-        let ports = Dictionary(engine.ports.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        for source in settings.sources {
-            let tap = taps.withLock { $0[source] }
-            if let tap, ports[source] == nil || ports[tap.portName] == nil {
-                taps.withLock { _ = $0.removeValue(forKey: source) }
-                try? engine.removePort(tap.portName)
-                logger.info("recorder: \(source) left the bus")
-            } else if tap == nil, let port = ports[source], port.kind != .receiver {
-                let tap = RecorderTap(source: source, channels: port.channels, capacityFrames: settings.ringFrames)
-                tap.open.store(settings.preRollFrames > 0, ordering: .releasing)
-                do {
-                    try engine.addPort(.init(name: tap.portName, title: "Recorder of \(source)", kind: .receiver,
-                                             channels: port.channels), processor: tap, ownedByStagebox: true)
-                    try engine.connect(from: source, to: tap.portName)
-                    taps.withLock { $0[source] = tap }
-                } catch {
+    /// Control thread, now and then: keeps the taps the recorder needs on the engine. It needs
+    /// them while a take starts or runs, and always with a pre-roll (which is the audio from
+    /// before the press); otherwise it has none, and `ports` shows none. A source that is not
+    /// on the bus (a client's port, not there yet) gets its tap when it comes.
+    public func syncTaps() {
+        tapChanges.withLock { _ in
+            let needed = settings.preRollFrames > 0 || shared.withLock { $0.starting || $0.status.state == .recording }
+            let ports = Dictionary(engine.ports.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+            for source in settings.sources {
+                let tap = taps.withLock { $0[source] }
+                if let tap, !needed || ports[source] == nil || ports[tap.portName] == nil {
+                    taps.withLock { _ = $0.removeValue(forKey: source) }
                     try? engine.removePort(tap.portName)
-                    logger.error("recorder: cannot listen to \(source): \(error)")
+                    if needed { logger.info("recorder: \(source) left the bus") }
+                } else if tap == nil, needed, let port = ports[source], port.kind != .receiver {
+                    addTap(source: source, channels: port.channels)
                 }
             }
+        }
+    }
+
+    private func addTap(source: String, channels: Int) {
+        let tap = RecorderTap(source: source, channels: channels, capacityFrames: settings.ringFrames)
+        tap.open.store(settings.preRollFrames > 0, ordering: .releasing)
+        do {
+            try engine.addPort(.init(name: tap.portName, title: "Recorder of \(source)", kind: .receiver,
+                                     channels: channels), processor: tap, ownedByStagebox: true)
+            try engine.connect(from: source, to: tap.portName)
+            taps.withLock { $0[source] = tap }
+        } catch {
+            try? engine.removePort(tap.portName)
+            logger.error("recorder: cannot listen to \(source): \(error)")
         }
     }
 
@@ -146,14 +160,18 @@ public final class Recorder: Sendable {
     public func requestStart() {
         guard isRunning else { return announce(.failed("the recorder is not running")) }
         let asked = monotonicNanoseconds()
-        shared.withLock { $0.startAnswer = nil; $0.starting = true; $0.commands.append(.start(askedNanos: asked)) }
+        shared.withLock { $0.startAnswer = nil; $0.starting = true }
+        syncTaps()
+        shared.withLock { $0.commands.append(.start(askedNanos: asked)) }
     }
 
     /// Starts a take and returns it once its files exist; the reason when it cannot.
     public func start() -> Result<RunningTake, RecorderRefusal> {
         guard isRunning else { return .failure(.init(reason: "the recorder is not running")) }
         let asked = monotonicNanoseconds()
-        shared.withLock { $0.startAnswer = nil; $0.starting = true; $0.commands.append(.start(askedNanos: asked)) }
+        shared.withLock { $0.startAnswer = nil; $0.starting = true }
+        syncTaps()
+        shared.withLock { $0.commands.append(.start(askedNanos: asked)) }
         // The writer answers within one of its rounds; creating the files takes a few fsyncs.
         let deadline = asked + 10_000_000_000
         while monotonicNanoseconds() < deadline {
@@ -186,9 +204,14 @@ public final class Recorder: Sendable {
     /// The last takes, oldest first.
     public var recentTakes: [TakeSummary] { shared.withLock { $0.recent } }
 
-    func announce(_ state: RecorderState) {
+    /// Sets the state (with a start's answer, in the same step: the taps are needed without a
+    /// gap between starting and recording) and tells the listener of a change.
+    func announce(_ state: RecorderState, answer: Result<RunningTake, RecorderRefusal>? = nil) {
         let changed = shared.withLock { s in
-            defer { s.status.state = state }
+            defer {
+                s.status.state = state
+                if let answer { s.startAnswer = answer }
+            }
             return s.status.state != state
         }
         if changed, let listener = stateListener.withLock({ $0 }) { listener(state) }

@@ -63,9 +63,8 @@ final class TakeWriter: @unchecked Sendable {
 
     private func begin(askedNanos: Int64) {
         func refuse(_ reason: String) {
-            recorder.shared.withLock { $0.startAnswer = .failure(.init(reason: reason)) }
             recorder.logger.error("recorder: record refused: \(reason)")
-            recorder.announce(.failed(reason))
+            recorder.announce(.failed(reason), answer: .failure(.init(reason: reason)))
         }
         if let t = take {
             let running = RunningTake(name: t.name, files: t.files.map { $0.file.path }, frames: 0, bytes: 0,
@@ -82,7 +81,8 @@ final class TakeWriter: @unchecked Sendable {
         let taps = recorder.taps.withLock { $0 }
         let present = settings.sources.compactMap { taps[$0] }
         guard !present.isEmpty else {
-            return refuse("none of the sources is on the bus (\(settings.sources.joined(separator: ", ")))")
+            return refuse("none of the sources is on the bus (\(settings.sources.joined(separator: ", "))); "
+                + "a take records senders and filters")
         }
         // The pre-roll ends where the start was asked: take in what the rings hold first.
         pump()
@@ -131,9 +131,9 @@ final class TakeWriter: @unchecked Sendable {
         take = Take(name: name, files: files, nextSync: monotonicNanoseconds() + interval, askedNanos: askedNanos)
         let running = RunningTake(name: name, files: files.map { $0.file.path }, frames: 0, bytes: 0,
                                   seconds: 0, droppedFrames: 0, markers: 0)
-        recorder.shared.withLock { $0.startAnswer = .success(running); $0.status.startLatencyMs = nil }
+        recorder.shared.withLock { $0.status.startLatencyMs = nil }
         recorder.logger.info("recorder: take \(name) started: \(files.map { $0.file.path }.joined(separator: ", "))")
-        recorder.announce(.recording)
+        recorder.announce(.recording, answer: .success(running))
     }
 
     /// Ends the take: with `reason` (a full disk), as a failure the record trigger shows.

@@ -27,7 +27,7 @@ final class Recording: Sendable {
                                         sampleRate: config.audio.rate, syncIntervalMs: section.syncIntervalMs,
                                         preRollSeconds: section.preRollSeconds, minFreeMB: section.minFreeMB,
                                         rf64Threshold: Self.rf64Threshold)
-        recorder = Recorder(settings: settings, logger: logger)
+        recorder = Recorder(settings: settings, engine: engine, logger: logger)
         player = TakePlayer(engine: engine, logger: logger)
         self.triggers = triggers
         self.logger = logger
@@ -111,7 +111,7 @@ final class Recording: Sendable {
 
     /// The control thread's share: taps for sources that came and went, a playback that ended.
     func tick(engine: Engine) {
-        recorder.syncTaps(engine: engine)
+        recorder.syncTaps()
         if player.tick() { triggers.setState("play", .normal) }
         // The record trigger's state follows the recorder, whichever thread was last to set it
         // (a press's action and the writer's answer can cross).

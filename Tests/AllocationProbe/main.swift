@@ -80,8 +80,7 @@ try child.run()
 _ = childOut.fileHandleForReading.readData(ofLength: 6) // "ready\n"
 // The recorder's taps (on two sources) and the take player run on the audio thread too.
 let recorder = Recorder(settings: RecorderSettings(directory: folder.path, sources: ["codec.in", "tone"], sampleRate: 48000,
-                                                   syncIntervalMs: 100, minFreeMB: 0), logger: logger)
-recorder.syncTaps(engine: engine)
+                                                   syncIntervalMs: 100, minFreeMB: 0), engine: engine, logger: logger)
 try recorder.startWriter()
 let playFile = folder.appendingPathComponent("play.wav").path
 do {
@@ -90,7 +89,7 @@ do {
     try writer.close()
 }
 let player = TakePlayer(engine: engine, logger: logger)
-let portsWithClients = engine.ports.count - 2
+let portsWithClients = engine.ports.count
 
 _ = (watchedThread.load(ordering: .relaxed), armed.load(ordering: .relaxed), audioThreadAllocations.load(ordering: .relaxed))
 lock_counter_init()

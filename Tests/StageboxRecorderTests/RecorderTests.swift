@@ -25,8 +25,8 @@ import Testing
             recorder = Recorder(settings: RecorderSettings(directory: self.directory, sources: ["codec.in"], encoding: .pcm24,
                                                            sampleRate: 48000, syncIntervalMs: 100, preRollSeconds: preRoll,
                                                            minFreeMB: minFreeMB, ringSeconds: ringSeconds),
-                                logger: Logger(label: "test"))
-            recorder.syncTaps(engine: engine)
+                                engine: engine, logger: Logger(label: "test"))
+            recorder.syncTaps()
             try recorder.startWriter()
         }
 
@@ -56,10 +56,11 @@ import Testing
 
     @Test func aTakeHoldsEveryFrameBetweenStartAndStopBitExact() throws {
         let rig = try Rig("take")
-        #expect(rig.engine.ports.contains { $0.name == "stagebox.record.codec.in" && $0.kind == .receiver })
+        #expect(!rig.engine.ports.contains { $0.name.hasPrefix("stagebox.record.") }, "no taps between takes")
         rig.run(periods: 100)
         let take = try rig.recorder.start().get()
         #expect(rig.recorder.isRecording)
+        #expect(rig.engine.ports.contains { $0.name == "stagebox.record.codec.in" && $0.kind == .receiver })
         let before = rig.history.count
         rig.run(periods: 1500) // 2 s
         #expect(rig.recorder.stop())
@@ -68,13 +69,16 @@ import Testing
         let path = try #require(take.files.first)
         #expect(path.hasSuffix("_0001_codec.in.wav"))
         let reader = try AudioFileReader(path: path)
-        #expect(reader.frames == 1500 * 64)
-        #expect(firstDifference(try reader.readAll(), Array(rig.history[before...])) == nil)
-        #expect(soxFrames(path) == 1500 * 64)
+        // The take begins once its tap's new connection has faded in: one period after the start.
+        #expect(reader.frames == 1499 * 64)
+        #expect(firstDifference(try reader.readAll(), Array(rig.history[(before + 64 * 2)...])) == nil)
+        #expect(soxFrames(path) == 1499 * 64)
+        rig.recorder.syncTaps()
+        #expect(!rig.engine.ports.contains { $0.name.hasPrefix("stagebox.record.") }, "the tap leaves with the take")
         let latency = try #require(rig.recorder.status.startLatencyMs)
         #expect(latency >= 0 && latency < 10_000)
         let last = try #require(rig.recorder.recentTakes.last)
-        #expect(last.frames == 96000 && last.note == nil)
+        #expect(last.frames == 1499 * 64 && last.note == nil)
     }
 
     @Test func preRollBringsTheSecondsBeforeTheStart() throws {
@@ -135,7 +139,9 @@ import Testing
         rig.run(periods: 100)
         rig.recorder.stop()
         rig.waitForIdle()
-        #expect(libsndfileCues(take.files[0]) == [6400])
+        // At the frames written before it: all of the second 100 periods follow it.
+        let frames = try AudioFileReader(path: take.files[0]).frames
+        #expect(libsndfileCues(take.files[0]) == [UInt32(frames - 100 * 64)])
         #expect(!rig.recorder.mark(label: "after the take"))
     }
 
@@ -161,7 +167,7 @@ import Testing
         guard case let .failure(refusal) = missing.recorder.start() else { Issue.record("a take started"); return }
         #expect(refusal.reason.hasPrefix("/nonexistent/recordings: "))
         #expect(missing.recorder.status.state == .failed(refusal.reason))
-        #expect(missing.engine.ports.count > 3) // the audio runs on, the tap is there
+        #expect(missing.engine.ports.count == 4) // the audio runs on; the tap was made for the start
 
         let full = try Rig("refusals", minFreeMB: 100_000_000)
         guard case let .failure(low) = full.recorder.start() else { Issue.record("a take started"); return }
@@ -179,6 +185,7 @@ import Testing
             try signal.withUnsafeBufferPointer { try file.append($0.baseAddress!, frames: 480) }
         }
         let recorder = Recorder(settings: RecorderSettings(directory: directory, sources: ["codec.in"], sampleRate: 48000),
+                                engine: Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 2, outputs: 2)),
                                 logger: Logger(label: "test"))
         let found = recorder.repairTakes()
         #expect(found.count == 1)
