@@ -24,7 +24,8 @@ public struct TakeFormat: Sendable, Equatable {
 
     /// WAVE_FORMAT_PCM or WAVE_FORMAT_IEEE_FLOAT; more than two channels use EXTENSIBLE.
     var formatTag: UInt16 { encoding == .float32 ? 3 : 1 }
-    var extensible: Bool { channels > 2 }
+    /// Above two channels PCM is EXTENSIBLE; float stays WAVE_FORMAT_IEEE_FLOAT (sox reads it so).
+    var extensible: Bool { channels > 2 && encoding != .float32 }
 
     /// Converts interleaved floats into the file's little-endian samples (integers clip at
     /// full scale and round to nearest; NaN becomes silence).

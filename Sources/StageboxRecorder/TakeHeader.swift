@@ -21,6 +21,8 @@ struct TakeHeader {
     let format: TakeFormat
     private(set) var bytes: [UInt8]
     let cueRegionOffset: Int
+    /// The `fact` chunk's frame count (float takes only).
+    let factOffset: Int?
     /// Where the `data` chunk's header is; the samples start 8 bytes later.
     let dataChunkOffset: Int
     var dataOffset: Int { dataChunkOffset + 8 }
@@ -40,10 +42,13 @@ struct TakeHeader {
         b.fourCC("fmt ")
         let bitsPerSample = UInt16(format.bytesPerSample * 8)
         let tag: UInt16 = format.extensible ? 0xFFFE : format.formatTag
-        b.u32(format.extensible ? 40 : 16)
+        // Float needs the 18-byte form (cbSize 0) and a `fact` chunk, which PCM does without.
+        let isFloat = format.encoding == .float32
+        b.u32(format.extensible ? 40 : isFloat ? 18 : 16)
         b.u16(tag); b.u16(UInt16(format.channels)); b.u32(UInt32(format.sampleRate))
         b.u32(UInt32(format.sampleRate * format.bytesPerFrame)); b.u16(UInt16(format.bytesPerFrame))
         b.u16(bitsPerSample)
+        if isFloat && !format.extensible { b.u16(0) }
         if format.extensible {
             b.u16(22)
             b.u16(bitsPerSample) // valid bits: sox refuses fewer than the container's
@@ -51,6 +56,14 @@ struct TakeHeader {
             // KSDATAFORMAT_SUBTYPE_PCM or _IEEE_FLOAT: the format tag, then the fixed GUID tail.
             b.u16(format.formatTag); b.u16(0); b.u16(0); b.u16(0x10)
             b.bytes.append(contentsOf: [0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71])
+        }
+        if isFloat {
+            b.fourCC("fact")
+            b.u32(4)
+            factOffset = b.bytes.count
+            b.u32(0) // frames, kept with the data size
+        } else {
+            factOffset = nil
         }
         let bextBody = bext.chunkBody(format: format)
         b.fourCC("bext"); b.u32(UInt32(bextBody.count)); b.bytes.append(contentsOf: bextBody)
@@ -68,6 +81,9 @@ struct TakeHeader {
         let pad: UInt64 = dataBytes & 1
         let riffSize = UInt64(dataOffset - 8) + dataBytes + pad
         if riffSize > rf64Threshold { isRF64 = true }
+        if let factOffset {
+            LittleEndianBytes.patch(&bytes, at: factOffset, min(dataBytes / UInt64(format.bytesPerFrame), UInt64(UInt32.max)), count: 4)
+        }
         if isRF64 {
             bytes.replaceSubrange(0..<4, with: Array("RF64".utf8))
             bytes.replaceSubrange(Self.ds64Offset..<Self.ds64Offset + 4, with: Array("ds64".utf8))

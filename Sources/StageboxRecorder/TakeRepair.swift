@@ -52,6 +52,7 @@ public enum TakeRepair {
             return .unreadable("not a RIFF WAVE file")
         }
         guard var layout = Layout(head) else { return .unreadable("no fmt and data chunks in the first 64 KiB") }
+        guard layout.madeByStagebox else { return .unreadable("not a Stagebox take (no bext chunk from Stagebox)") }
         let stored = layout.storedDataBytes(head)
         let present = UInt64(length) - UInt64(layout.dataOffset)
         let whole = present - present % UInt64(layout.blockAlign)
@@ -93,6 +94,10 @@ public enum TakeRepair {
         var hasDS64Room = false
         var cueRegionTorn = false
         var cueRegionOffset: Int?
+        /// Whether the `bext` chunk names Stagebox as the originator: only its own takes are
+        /// repaired (another WAV may carry chunks after its samples, which are not samples).
+        var madeByStagebox = false
+        var factOffset: Int?
 
         init?(_ head: [UInt8]) {
             isRF64 = LittleEndianBytes.fourCC(head, at: 0) == "RF64"
@@ -111,6 +116,12 @@ public enum TakeRepair {
                     hasDS64Room = true
                 case "bext":
                     cueRegionOffset = offset + 8 + size + (size & 1)
+                    // The originator field (after the 256-byte description): "Stagebox".
+                    if offset + 8 + 256 + 8 <= head.count {
+                        madeByStagebox = head[(offset + 8 + 256)..<(offset + 8 + 256 + 8)].elementsEqual("Stagebox".utf8)
+                    }
+                case "fact" where offset + 12 <= head.count:
+                    factOffset = offset + 8
                 default: break
                 }
                 let next = offset + 8 + size + (size & 1)
@@ -151,6 +162,7 @@ public enum TakeRepair {
                 LittleEndianBytes.patch(&head, at: 4, min(riffSize, UInt64(UInt32.max)), count: 4)
                 LittleEndianBytes.patch(&head, at: dataChunkOffset + 4, min(dataBytes, UInt64(UInt32.max)), count: 4)
             }
+            if let fact = factOffset { LittleEndianBytes.patch(&head, at: fact, min(dataBytes / UInt64(blockAlign), UInt64(UInt32.max)), count: 4) }
             if cueRegionTorn, let region = cueRegionOffset {
                 var junk = LittleEndianBytes()
                 junk.fourCC("JUNK"); junk.u32(UInt32(TakeHeader.cueRegionBytes - 8)); junk.zeros(TakeHeader.cueRegionBytes - 8)

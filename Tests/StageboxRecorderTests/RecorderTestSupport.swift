@@ -29,6 +29,20 @@ func soxFrames(_ path: String) -> Int? {
     return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
 }
 
+/// What sox says on stderr when it reads a file's header (warnings about its chunks).
+func soxWarnings(_ path: String) -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
+    p.arguments = ["--i", path]
+    p.standardOutput = Pipe()
+    let err = Pipe()
+    p.standardError = err
+    guard (try? p.run()) != nil else { return "sox did not run" }
+    let data = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
+
 /// The cue points libsndfile reads in a file: their sample offsets.
 func libsndfileCues(_ path: String) -> [UInt32] {
     var info = SF_INFO()

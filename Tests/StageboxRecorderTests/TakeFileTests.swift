@@ -25,6 +25,7 @@ import Testing
         #expect(reader.frames == 4801 && reader.channels == channels && reader.sampleRate == 48000 && reader.encoding == encoding)
         #expect(firstDifference(try reader.readAll(), signal) == nil)
         #expect(soxFrames(path) == 4801)
+        #expect(soxWarnings(path).isEmpty, "\(soxWarnings(path))")
         #expect(libsndfileCues(path) == [1234])
         let broadcast = try #require(libsndfileBroadcast(path))
         #expect(broadcast.date == "2026-11-22" && broadcast.time == "14:12:05" && broadcast.timeReference == 2_000_000_000)

@@ -80,6 +80,22 @@ import Testing
         #expect(soxFrames(path) == 500)
     }
 
+    /// A WAV from elsewhere (an editor's, with a chunk after its samples) is never "repaired":
+    /// only files whose bext chunk names Stagebox are.
+    @Test func leavesAnotherProgramsWavAlone() throws {
+        let dir = try temporaryDirectory("repair")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/2026-11-22_1412_0009_song.wav"
+        let writer = try AudioFileWriter(path: path, sampleRate: 48000, channels: 2, encoding: .pcm24)
+        try writer.write(testSignal(frames: 4800, channels: 2))
+        try writer.close()
+        try appendBytes(path, Array("LIST".utf8) + [14, 0, 0, 0] + Array("INFOINAM".utf8) + [2, 0, 0, 0, 0x41, 0])
+        let before = try #require(FileManager.default.contents(atPath: path))
+        guard case let .unreadable(reason) = TakeRepair.check(path) else { Issue.record("it was checked as a take"); return }
+        #expect(reason == "not a Stagebox take (no bext chunk from Stagebox)")
+        #expect(FileManager.default.contents(atPath: path) == before)
+    }
+
     @Test func leavesWhatIsNotATakeAlone() throws {
         let dir = try temporaryDirectory("repair")
         defer { try? FileManager.default.removeItem(atPath: dir) }
