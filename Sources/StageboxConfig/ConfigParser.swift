@@ -158,13 +158,12 @@ public struct ConfigParser {
         } else if t["source"] != nil {
             var one = ""
             fields.string("source", &one, nonEmpty: true)
-            fields.endpointPort("source", one)
-            if !one.isEmpty { recorder.sources = [one] }
+            if fields.endpointPort("source", one) && fields.recordable("source", one) { recorder.sources = [one] }
         } else if let v = t["sources"] {
             if let array = v.array, !array.isEmpty, array.allSatisfy({ $0.string != nil }) {
                 let names = array.compactMap(\.string)
                 var good = true
-                for name in names where !fields.endpointPort("sources", name) { good = false }
+                for name in names where !(fields.endpointPort("sources", name) && fields.recordable("sources", name)) { good = false }
                 if Set(names).count != names.count { fields.problem("sources", "a source is listed twice"); good = false }
                 if good { recorder.sources = names }
             } else {
@@ -273,6 +272,23 @@ public struct ConfigParser {
                 problem(key, error.description)
                 return false
             }
+        }
+
+        /// A source a take can record: a built-in sender (`codec.in`, `tone`) or a client's
+        /// `CLIENT.PORT` (which may come later); never a receiver or another built-in name.
+        mutating func recordable(_ key: String, _ name: String) -> Bool {
+            let builtinSenders = ["codec.in", "tone"]
+            if builtinSenders.contains(name) { return true }
+            if name == "codec.out" {
+                problem(key, "codec.out is a receiver: a take records senders and filters", allowed: "codec.in, tone or a client's CLIENT.PORT")
+                return false
+            }
+            let owner = String(name.prefix { $0 != "." })
+            if PortRules.reservedNames.contains(owner) || !name.contains(".") {
+                problem(key, "no port named \(name) can be on the bus", allowed: "codec.in, tone or a client's CLIENT.PORT")
+                return false
+            }
+            return true
         }
 
         mutating func choice(_ key: String, _ target: inout String, among choices: [String]) {

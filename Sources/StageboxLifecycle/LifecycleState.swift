@@ -16,23 +16,27 @@ public enum LifecycleState: String, Sendable, CaseIterable {
     case stopping
 }
 
-/// What uses the bus: client ports and recordings. While anything does, the codec runs.
+/// What uses the bus: client ports, recordings and a take played back. While anything does,
+/// the codec runs.
 public struct BusUse: Sendable, Equatable {
     public var clientPorts: Int
     public var takes: Int
+    public var playing: Int
 
-    public init(clientPorts: Int = 0, takes: Int = 0) {
+    public init(clientPorts: Int = 0, takes: Int = 0, playing: Int = 0) {
         self.clientPorts = clientPorts
         self.takes = takes
+        self.playing = playing
     }
 
-    public var inUse: Bool { clientPorts > 0 || takes > 0 }
+    public var inUse: Bool { clientPorts > 0 || takes > 0 || playing > 0 }
 
-    /// "2 clients' ports, recording", or "not in use".
+    /// "2 clients' ports, recording, playing a take", or "not in use".
     public var description: String {
         var parts: [String] = []
         if clientPorts > 0 { parts.append("\(clientPorts) client port\(clientPorts == 1 ? "" : "s")") }
         if takes > 0 { parts.append("recording") }
+        if playing > 0 { parts.append("playing a take") }
         return parts.isEmpty ? "not in use" : parts.joined(separator: ", ")
     }
 }

@@ -80,6 +80,11 @@ final class TakeWriter: @unchecked Sendable {
         }
         let taps = recorder.taps.withLock { $0 }
         let present = settings.sources.compactMap { taps[$0] }
+        let absent = settings.sources.filter { taps[$0] == nil }
+        if !present.isEmpty && !absent.isEmpty {
+            let recorded = present.map(\.source).joined(separator: ", ")
+            recorder.logger.warning("recorder: \(absent.joined(separator: ", ")) not on the bus: this take records \(recorded) only")
+        }
         guard !present.isEmpty else {
             return refuse("none of the sources is on the bus (\(settings.sources.joined(separator: ", "))); "
                 + "a take records senders and filters")

@@ -294,6 +294,7 @@ private func tick(events: EventLog, watchdog: WatchdogFeeder, lifecycle: Lifecyc
     if StopSignals.stopRequested { lifecycle.stop() }
     events.drain()
     recording.tick(engine: engine)
-    let use = BusUse(clientPorts: server?.clients.reduce(0) { $0 + $1.ports.count } ?? 0, takes: recording.runningTakes)
+    let use = BusUse(clientPorts: server?.clients.reduce(0) { $0 + $1.ports.count } ?? 0, takes: recording.runningTakes,
+                      playing: recording.player.isPlaying ? 1 : 0)
     watchdog.tick(healthy: lifecycle.tick(use: use))
 }

@@ -53,5 +53,14 @@ import Testing
             "box.toml:2: recorder.sources: must be a non-empty array of port names (allowed: sources = [\"codec.in\", \"call.out\"])",
         ])
         #expect(problems("[recorder]\nsource = \"bad name!\"\n").first?.hasPrefix("box.toml:2: recorder.source: invalid port name 'bad name!'") == true)
+        #expect(problems("[recorder]\nsource = \"codec.out\"\n") == [
+            "box.toml:2: recorder.source: codec.out is a receiver: a take records senders and filters (allowed: codec.in, tone or a client's CLIENT.PORT)",
+        ])
+        for name in ["codec.nosuch", "stagebox.record.codec.in", "nosuch"] {
+            #expect(problems("[recorder]\nsources = [\"codec.in\", \"\(name)\"]\n") == [
+                "box.toml:2: recorder.sources: no port named \(name) can be on the bus (allowed: codec.in, tone or a client's CLIENT.PORT)",
+            ])
+        }
+        #expect(problems("[recorder]\nsources = [\"codec.in\", \"call.out\"]\n").isEmpty, "a client's port may come later")
     }
 }

@@ -96,6 +96,16 @@ import StageboxLifecycle
         #expect(r.machine.changes.last?.reason == "in use again: recording")
     }
 
+    @Test func aTakePlayedBackKeepsTheCodecRunning() {
+        var r = Rig()
+        r.open()
+        r.use = BusUse(playing: 1)
+        r.run(for: 35)
+        #expect(r.machine.state == .running, "never suspends while a take plays")
+        #expect(r.machine.summary(at: r.now) == "running: playing a take")
+        #expect(BusUse(clientPorts: 1, takes: 1, playing: 1).description == "1 client port, recording, playing a take")
+    }
+
     @Test func theConsoleSuspendIsRefusedWhileInUse() {
         var r = Rig()
         r.open()
