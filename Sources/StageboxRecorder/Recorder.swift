@@ -67,6 +67,7 @@ public final class Recorder: Sendable {
     /// `recentTakes`. Call it before `startWriter`.
     @discardableResult
     public func repairTakes() -> [TakeSummary] {
+        if directory.makeIfMissing() { logger.info("recorder: made \(settings.directory)") }
         if let problem = directory.problem() {
             logger.warning("recorder: \(problem); takes are refused until it is there")
             return []
@@ -198,6 +199,15 @@ public final class Recorder: Sendable {
     }
 
     public var status: RecorderStatus { shared.withLock { $0.status } }
+    /// Why a take could not start now (the directory, the free space), or nil.
+    public func problem() -> String? {
+        directory.makeIfMissing()
+        if let problem = directory.problem() { return problem }
+        if let free = directory.freeBytes(), free < settings.minFreeBytes {
+            return "\(settings.directory) has \(megabytes(free)) MB free, below min_free_mb (\(settings.minFreeBytes / 1_000_000))"
+        }
+        return nil
+    }
     /// Whether a start was asked for and the writer has not answered yet.
     public var isStarting: Bool { shared.withLock { $0.starting } }
     public var isRecording: Bool { status.state == .recording }
@@ -217,6 +227,9 @@ public final class Recorder: Sendable {
         if changed, let listener = stateListener.withLock({ $0 }) { listener(state) }
     }
 }
+
+/// Bytes in megabytes (10^6, as `min_free_mb` counts them), one decimal.
+func megabytes(_ bytes: UInt64) -> String { formatSeconds(Double(bytes) / 1_000_000) }
 
 func fileSize(_ path: String) -> UInt64 {
     var st = stat()

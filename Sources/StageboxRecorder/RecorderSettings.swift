@@ -27,7 +27,7 @@ public struct RecorderSettings: Sendable {
         self.sampleRate = sampleRate
         self.syncIntervalMs = syncIntervalMs
         self.preRollSeconds = preRollSeconds
-        self.minFreeBytes = UInt64(minFreeMB) * 1_048_576
+        self.minFreeBytes = UInt64(minFreeMB) * 1_000_000
         self.ringSeconds = ringSeconds
         self.rf64Threshold = rf64Threshold
     }

@@ -15,6 +15,19 @@ public struct TakeDirectory: Sendable {
 
     public init(path: String) { self.path = path }
 
+    /// Makes the directory when only its last component is missing and its parent is not the
+    /// root (a top-level directory such as `/data` is a mount point: made on the root
+    /// filesystem it would take the takes meant for the card). True when it made it.
+    @discardableResult
+    public func makeIfMissing() -> Bool {
+        var st = stat()
+        guard stat(path, &st) != 0, Errno.last == .noSuchFileOrDirectory else { return false }
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return false }
+        let parent = String(path[..<slash])
+        guard stat(parent, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { return false }
+        return mkdir(path, 0o755) == 0
+    }
+
     /// Why takes cannot go here now (missing, not a directory, read-only), or nil.
     public func problem() -> String? {
         var st = stat()

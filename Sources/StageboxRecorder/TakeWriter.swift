@@ -27,6 +27,7 @@ final class TakeWriter: @unchecked Sendable {
         var nextSync: Int64
         var askedNanos: Int64
         var latencyReported = false
+        var preRollFrames = 0
         var droppedFrames = 0
         var markers = 0
     }
@@ -72,12 +73,7 @@ final class TakeWriter: @unchecked Sendable {
             recorder.shared.withLock { $0.startAnswer = .success(running) }
             return
         }
-        if let problem = recorder.directory.problem() { return refuse(problem) }
-        let free = recorder.directory.freeBytes() ?? .max
-        if free < settings.minFreeBytes {
-            return refuse("\(settings.directory) has \(free / 1_048_576) MB free, below min_free_mb "
-                + "(\(settings.minFreeBytes / 1_048_576))")
-        }
+        if let problem = recorder.problem() { return refuse(problem) }
         let taps = recorder.taps.withLock { $0 }
         let present = settings.sources.compactMap { taps[$0] }
         let absent = settings.sources.filter { taps[$0] == nil }
@@ -133,7 +129,8 @@ final class TakeWriter: @unchecked Sendable {
             for f in files { preRolls[f.tap.source]?.drain { p, n in try? f.file.append(p, frames: n) } }
         }
         let interval = Int64(settings.syncIntervalMs) * 1_000_000
-        take = Take(name: name, files: files, nextSync: monotonicNanoseconds() + interval, askedNanos: askedNanos)
+        take = Take(name: name, files: files, nextSync: monotonicNanoseconds() + interval, askedNanos: askedNanos,
+                    preRollFrames: preRollFrames)
         let running = RunningTake(name: name, files: files.map { $0.file.path }, frames: 0, bytes: 0,
                                   seconds: 0, droppedFrames: 0, markers: 0)
         recorder.shared.withLock { $0.status.startLatencyMs = nil }
@@ -231,13 +228,14 @@ final class TakeWriter: @unchecked Sendable {
                 do throws(SystemCallError) { try f.file.append(p, frames: n) } catch { failure = Self.describe(error) }
             }
             if let failure { return failure }
-            if !t.latencyReported, f.tap.firstFrameNanos.load(ordering: .relaxed) != 0 {
-                // With pre-roll the take's first sample is older than the tap's first period.
-                let preRoll = Double(settings.preRollFrames > 0 ? settings.preRollFrames : 0) / Double(settings.sampleRate) * 1000
-                let ms = Double(f.tap.firstFrameNanos.load(ordering: .relaxed) - t.askedNanos) / 1e6 - preRoll
+            if !t.latencyReported, t.preRollFrames > 0 || f.tap.firstFrameNanos.load(ordering: .relaxed) != 0 {
+                // With a pre-roll the take's first sample is the pre-roll's, from before the start.
+                let ms = t.preRollFrames > 0 ? -Double(t.preRollFrames) / Double(settings.sampleRate) * 1000
+                    : Double(f.tap.firstFrameNanos.load(ordering: .relaxed) - t.askedNanos) / 1e6
                 t.latencyReported = true
                 recorder.shared.withLock { $0.status.startLatencyMs = ms }
-                recorder.logger.info("recorder: take \(t.name): first sample \(formatSeconds(ms)) ms after the start was asked")
+                recorder.logger.info(ms < 0 ? "recorder: take \(t.name): first sample \(formatSeconds(-ms)) ms before the start was asked (the pre-roll)"
+                    : "recorder: take \(t.name): first sample \(formatSeconds(ms)) ms after the start was asked")
             }
         }
         return nil
@@ -280,8 +278,8 @@ final class TakeWriter: @unchecked Sendable {
         t.nextSync = monotonicNanoseconds() + Int64(settings.syncIntervalMs) * 1_000_000
         take = t
         if let free = recorder.directory.freeBytes(), free < settings.minFreeBytes {
-            end(reason: "\(settings.directory) is down to \(free / 1_048_576) MB free, below min_free_mb "
-                + "(\(settings.minFreeBytes / 1_048_576))")
+            end(reason: "\(settings.directory) is down to \(megabytes(free)) MB free, below min_free_mb "
+                + "(\(settings.minFreeBytes / 1_000_000))")
         }
     }
 

@@ -4,6 +4,7 @@ import StageboxConfig
 import StageboxControls
 import StageboxEngine
 import StageboxFormatting
+import StageboxRealtime
 import StageboxRecorder
 
 #if canImport(Glibc)
@@ -31,7 +32,6 @@ final class Recording: Sendable {
         player = TakePlayer(engine: engine, logger: logger)
         self.triggers = triggers
         self.logger = logger
-        Self.makeDirectory(section.directory, logger: logger)
         recorder.repairTakes()
         do {
             try recorder.startWriter()
@@ -46,22 +46,17 @@ final class Recording: Sendable {
         getenv("STAGEBOX_RF64_THRESHOLD").flatMap { UInt64(String(cString: $0)) } ?? UInt64(UInt32.max)
     }
 
-    /// Makes the takes' directory when its parent is there; never the parent (a `/data` that did
-    /// not mount must not become a directory on the root filesystem).
-    private static func makeDirectory(_ path: String, logger: Logger) {
-        var st = stat()
-        guard stat(path, &st) != 0 else { return }
-        let parent = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "/"
-        guard stat(parent.isEmpty ? "/" : parent, &st) == 0 else { return }
-        if mkdir(path, 0o755) != 0 { logger.warning("recorder: cannot make \(path): \(String(cString: strerror(errno)))") }
-    }
-
     private func addTriggers(engine: Engine) {
         let recorder = recorder, player = player, triggers = triggers, logger = logger
         triggers.add(name: "record", title: "Start or stop a take") {
             if recorder.isRecording {
                 recorder.stop()
                 return .normal
+            }
+            // What can be known at once (no directory, no space) is an error at once.
+            if let problem = recorder.problem() {
+                logger.error("recorder: record refused: \(problem)")
+                return .error
             }
             // The take's files are made by the writer: until then the trigger shows "waiting
             // for the disk", and a press is never held up by a slow disk.
@@ -145,20 +140,28 @@ final class Recording: Sendable {
             }
         }
         guard let take = recorder.status.take, recorder.stop() else { return "refused: no take is running" }
-        return "stopping take \(take.name) after \(fixed(take.seconds, digits: 1)) s"
+        // The console waits for the files to be whole, so that a script's next line finds them so.
+        let deadline = monotonicNanoseconds() + 10_000_000_000
+        while recorder.isRecording && monotonicNanoseconds() < deadline { usleep(5000) }
+        guard !recorder.isRecording else { return "stopping take \(take.name): its files are still being finished" }
+        let ended = recorder.recentTakes.last { $0.file.hasPrefix(take.name) }
+        return "stopped take \(take.name) after \(fixed(ended?.seconds ?? take.seconds, digits: 1)) s"
+            + (ended?.note.map { ": \($0)" } ?? "")
     }
 
     var takes: [String] {
         let rows = recorder.recentTakes.suffix(10).map { t in
             [t.file, fixed(t.seconds, digits: 1) + " s", Self.size(t.bytes), t.note ?? ""]
         }
-        var lines = rows.isEmpty ? [] : [textTable(["TAKE", "LENGTH", "SIZE", "NOTE"], rows, width: 120)]
+        // Never cut: a repair's note is the point of the list.
+        var lines = rows.isEmpty ? [] : [textTable(["TAKE", "LENGTH", "SIZE", "NOTE"], rows, width: .max)]
         if let take = recorder.status.take { lines.append("recording \(take.name): \(fixed(take.seconds, digits: 1)) s") }
         return lines
     }
 
     var statusLine: String {
         let s = recorder.status
+        if s.state != .recording, let problem = recorder.problem() { return "cannot record: \(problem)" }
         let free = s.freeBytes.map { Self.size($0) + " free in \(recorder.settings.directory)" } ?? recorder.settings.directory
         switch s.state {
         case .recording:
@@ -170,7 +173,8 @@ final class Recording: Sendable {
         }
     }
 
+    /// In units of 1000, as `min_free_mb` counts.
     private static func size(_ bytes: UInt64) -> String {
-        bytes >= 1_048_576 ? fixed(Double(bytes) / 1_048_576, digits: 1) + " MB" : fixed(Double(bytes) / 1024, digits: 1) + " kB"
+        bytes >= 1_000_000 ? fixed(Double(bytes) / 1_000_000, digits: 1) + " MB" : fixed(Double(bytes) / 1000, digits: 1) + " kB"
     }
 }

@@ -174,6 +174,18 @@ import Testing
         #expect(low.reason.hasSuffix("below min_free_mb (100000000)"))
     }
 
+    /// The directory is made when only its last part is missing, never at the top level (a
+    /// mount point such as /data that did not mount).
+    @Test func theDirectoryIsMadeOnlyBelowAnExistingParent() throws {
+        let parent = try temporaryDirectory("parent")
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        #expect(TakeDirectory(path: parent + "/takes").makeIfMissing())
+        #expect(TakeDirectory(path: parent + "/takes").problem() == nil)
+        #expect(!TakeDirectory(path: parent + "/a/b").makeIfMissing())
+        #expect(!TakeDirectory(path: "/stagebox-top-level-\(getpid())").makeIfMissing())
+        #expect(!FileManager.default.fileExists(atPath: "/stagebox-top-level-\(getpid())"))
+    }
+
     @Test func theStartUpPassRepairsACutTakeAndListsIt() throws {
         let directory = try temporaryDirectory("startup")
         defer { try? FileManager.default.removeItem(atPath: directory) }

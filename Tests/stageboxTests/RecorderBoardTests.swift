@@ -65,7 +65,7 @@ import Musl
         let status = console(board, "status")
         #expect(status.contains("running: recording"), "\(status)")
         #expect(status.split(separator: "\n").contains { $0.hasPrefix("recorder    recording ") && $0.contains(" free in ") }, "\(status)")
-        #expect(console(board, "record stop").hasPrefix("stopping take "))
+        #expect(console(board, "record stop").hasPrefix("stopped take "))
         #expect(waitFor(5) { state(board, "record") == "normal" })
         let list = console(board, "takes")
         #expect(list.contains("_0001_tone.wav"), "\(list)")
@@ -126,7 +126,7 @@ import Musl
                                        environment: ["STAGEBOX_RF64_THRESHOLD": "500000"])
         #expect(console(board, "record start").hasPrefix("recording take "))
         usleep(2_000_000) // 8 s of audio at 4 times real time: 768 000 bytes of PCM_16 mono
-        #expect(console(board, "record stop").hasPrefix("stopping take "))
+        #expect(console(board, "record stop").hasPrefix("stopped take "))
         #expect(waitFor(5) { state(board, "record") == "normal" })
         _ = board.stop()
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: takes.path("takes")).first { $0.hasSuffix(".wav") })
@@ -142,6 +142,32 @@ import Musl
         try sox.run()
         sox.waitUntilExit()
         #expect(Int(output(of: sox).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == reader.frames)
+    }
+
+    /// A script's lines follow each other: `record stop` answers once the files are whole, so
+    /// the next `record start` makes a new take.
+    @Test func takesBackToBackInOneScript() throws {
+        let takes = try Scratch()
+        defer { takes.remove() }
+        let board = try SimulatedBoard(config: recorderConfig(takes.path("takes")))
+        defer { _ = board.stop() }
+        let answers = console(board, "record start;record stop;record start;record stop").split(separator: "\n")
+        #expect(answers.count == 4 && answers[0].hasPrefix("recording take ") && answers[2].hasPrefix("recording take "), "\(answers)")
+        #expect(answers[1].hasPrefix("stopped take ") && answers[3].hasPrefix("stopped take "), "\(answers)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: takes.path("takes")).filter { $0.hasSuffix(".wav") }.sorted()
+        #expect(files.count == 2 && files[0].contains("_0001_") && files[1].contains("_0002_"), "\(files)")
+    }
+
+    /// Where takes cannot go, `status` says why before anyone presses record, and `record`
+    /// (the trigger too) is refused with the reason; the audio runs on.
+    @Test func statusAndRecordSayWhyTakesCannotBeMade() throws {
+        let board = try SimulatedBoard(config: recorderConfig("/nonexistent-stagebox-parent/takes"))
+        defer { _ = board.stop() }
+        let status = console(board, "status")
+        #expect(status.contains("recorder    cannot record: /nonexistent-stagebox-parent/takes: No such file or directory"), "\(status)")
+        #expect(console(board, "record start") == "refused: /nonexistent-stagebox-parent/takes: No such file or directory")
+        #expect(console(board, "trigger record") == "record: error")
+        #expect(console(board, "status").contains("running"))
     }
 
     /// `mute-out` silences the codec outputs and gives them back.
