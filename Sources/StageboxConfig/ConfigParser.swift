@@ -284,7 +284,9 @@ public struct ConfigParser {
                 return false
             }
             let owner = String(name.prefix { $0 != "." })
-            if PortRules.reservedNames.contains(owner) || !name.contains(".") {
+            // A Character search: this file sees Foundation (through TOMLKit), whose
+            // String.contains(String) would link ICU into the static binary.
+            if PortRules.reservedNames.contains(owner) || name.firstIndex(of: ".") == nil {
                 problem(key, "no port named \(name) can be on the bus", allowed: "codec.in, tone or a client's CLIENT.PORT")
                 return false
             }
