@@ -81,22 +81,31 @@ struct TakeHeader {
         let pad: UInt64 = dataBytes & 1
         let riffSize = UInt64(dataOffset - 8) + dataBytes + pad
         if riffSize > rf64Threshold { isRF64 = true }
-        if let factOffset {
-            LittleEndianBytes.patch(&bytes, at: factOffset, min(dataBytes / UInt64(format.bytesPerFrame), UInt64(UInt32.max)), count: 4)
-        }
-        if isRF64 {
+        Self.writeSizes(&bytes, dataChunkOffset: dataChunkOffset, dataBytes: dataBytes, blockAlign: format.bytesPerFrame,
+                        rf64: isRF64, factOffset: factOffset)
+    }
+
+    /// Writes the sizes of `dataBytes` bytes of samples into a take's header bytes: RF64's
+    /// (the ds64 chunk, 0xFFFFFFFF where RIFF's 32 bits were) when `rf64`, else RIFF's; and
+    /// the frames of a `fact` chunk. The writer and the repair pass both use it.
+    static func writeSizes(_ bytes: inout [UInt8], dataChunkOffset: Int, dataBytes: UInt64, blockAlign: Int,
+                           rf64: Bool, factOffset: Int?) {
+        let riffSize = UInt64(dataChunkOffset) + dataBytes + (dataBytes & 1) // the file, less RIFF's own 8 bytes
+        let frames = dataBytes / UInt64(blockAlign)
+        if let factOffset { LittleEndianBytes.patch(&bytes, at: factOffset, min(frames, UInt64(UInt32.max)), count: 4) }
+        if rf64 {
             bytes.replaceSubrange(0..<4, with: Array("RF64".utf8))
-            bytes.replaceSubrange(Self.ds64Offset..<Self.ds64Offset + 4, with: Array("ds64".utf8))
+            bytes.replaceSubrange(ds64Offset..<ds64Offset + 4, with: Array("ds64".utf8))
             LittleEndianBytes.patch(&bytes, at: 4, UInt64(UInt32.max), count: 4)
             LittleEndianBytes.patch(&bytes, at: dataChunkOffset + 4, UInt64(UInt32.max), count: 4)
-            let body = Self.ds64Offset + 8
+            let body = ds64Offset + 8
             LittleEndianBytes.patch(&bytes, at: body, riffSize, count: 8)
             LittleEndianBytes.patch(&bytes, at: body + 8, dataBytes, count: 8)
-            LittleEndianBytes.patch(&bytes, at: body + 16, dataBytes / UInt64(format.bytesPerFrame), count: 8)
+            LittleEndianBytes.patch(&bytes, at: body + 16, frames, count: 8)
             LittleEndianBytes.patch(&bytes, at: body + 24, 0, count: 4)
         } else {
-            LittleEndianBytes.patch(&bytes, at: 4, riffSize, count: 4)
-            LittleEndianBytes.patch(&bytes, at: dataChunkOffset + 4, dataBytes, count: 4)
+            LittleEndianBytes.patch(&bytes, at: 4, min(riffSize, UInt64(UInt32.max)), count: 4)
+            LittleEndianBytes.patch(&bytes, at: dataChunkOffset + 4, min(dataBytes, UInt64(UInt32.max)), count: 4)
         }
     }
 

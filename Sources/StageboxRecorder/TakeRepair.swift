@@ -149,20 +149,8 @@ public enum TakeRepair {
         mutating func setSizes(_ head: inout [UInt8], dataBytes: UInt64) {
             let riffSize = UInt64(dataOffset - 8) + dataBytes + (dataBytes & 1)
             if riffSize > UInt64(UInt32.max) && hasDS64Room { isRF64 = true }
-            if isRF64 {
-                head.replaceSubrange(0..<4, with: Array("RF64".utf8))
-                head.replaceSubrange(TakeHeader.ds64Offset..<TakeHeader.ds64Offset + 4, with: Array("ds64".utf8))
-                LittleEndianBytes.patch(&head, at: 4, UInt64(UInt32.max), count: 4)
-                LittleEndianBytes.patch(&head, at: dataChunkOffset + 4, UInt64(UInt32.max), count: 4)
-                let body = TakeHeader.ds64Offset + 8
-                LittleEndianBytes.patch(&head, at: body, riffSize, count: 8)
-                LittleEndianBytes.patch(&head, at: body + 8, dataBytes, count: 8)
-                LittleEndianBytes.patch(&head, at: body + 16, dataBytes / UInt64(blockAlign), count: 8)
-            } else {
-                LittleEndianBytes.patch(&head, at: 4, min(riffSize, UInt64(UInt32.max)), count: 4)
-                LittleEndianBytes.patch(&head, at: dataChunkOffset + 4, min(dataBytes, UInt64(UInt32.max)), count: 4)
-            }
-            if let fact = factOffset { LittleEndianBytes.patch(&head, at: fact, min(dataBytes / UInt64(blockAlign), UInt64(UInt32.max)), count: 4) }
+            TakeHeader.writeSizes(&head, dataChunkOffset: dataChunkOffset, dataBytes: dataBytes, blockAlign: blockAlign,
+                                  rf64: isRF64, factOffset: factOffset)
             if cueRegionTorn, let region = cueRegionOffset {
                 var junk = LittleEndianBytes()
                 junk.fourCC("JUNK"); junk.u32(UInt32(TakeHeader.cueRegionBytes - 8)); junk.zeros(TakeHeader.cueRegionBytes - 8)

@@ -19,15 +19,6 @@ import Musl
         (try? board.stagebox(["console", "--execute", "status"]).stdout) ?? ""
     }
 
-    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
-    }
-
     @Test func suspendsWhenIdleAndResumesForAClientPort() throws {
         let board = try SimulatedBoard(config: "[lifecycle]\nsuspend_after = 1\nfade_ms = 20\n")
         var log = ""

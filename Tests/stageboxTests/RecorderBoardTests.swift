@@ -16,15 +16,6 @@ import Musl
         ((try? board.stagebox(["console", "--execute", line]).stdout) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
-    }
-
     private func state(_ board: SimulatedBoard, _ trigger: String) -> String {
         console(board, "triggers").split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
             .first { $0.first == trigger }?.dropFirst().first ?? "?"

@@ -79,3 +79,13 @@ func output(of process: Process) -> (stdout: String, stderr: String) {
     let err = (process.standardError as? Pipe).map { readTextToEnd($0.fileHandleForReading.fileDescriptor) } ?? ""
     return (out, err)
 }
+
+/// Polls `condition` every 50 ms for up to `seconds`; true as soon as it holds.
+func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        usleep(50_000)
+    }
+    return condition()
+}
