@@ -37,12 +37,15 @@ public final class SampleRing: @unchecked Sendable {
     public func write(frames: Int, channel: (Int) -> UnsafePointer<Float>) -> Bool {
         let t = tail.load(ordering: .relaxed)
         guard t - head.load(ordering: .acquiring) + frames <= capacityFrames else { return false }
-        var index = t % capacityFrames
-        for i in 0..<frames {
-            let frame = storage + index * channels
-            for c in 0..<channels { frame[c] = channel(c)[i] }
-            index += 1
-            if index == capacityFrames { index = 0 }
+        let start = t % capacityFrames
+        for c in 0..<channels {
+            let source = channel(c)
+            var index = start
+            for i in 0..<frames {
+                storage[index * channels + c] = source[i]
+                index += 1
+                if index == capacityFrames { index = 0 }
+            }
         }
         tail.store(t + frames, ordering: .releasing)
         return true
@@ -71,12 +74,15 @@ public final class SampleRing: @unchecked Sendable {
         let h = head.load(ordering: .relaxed)
         let frames = min(maxFrames, tail.load(ordering: .acquiring) - h)
         guard frames > 0 else { return 0 }
-        var index = h % capacityFrames
-        for i in 0..<frames {
-            let frame = storage + index * channels
-            for c in 0..<channels { channel(c)[i] = frame[c] }
-            index += 1
-            if index == capacityFrames { index = 0 }
+        let start = h % capacityFrames
+        for c in 0..<channels {
+            let destination = channel(c)
+            var index = start
+            for i in 0..<frames {
+                destination[i] = storage[index * channels + c]
+                index += 1
+                if index == capacityFrames { index = 0 }
+            }
         }
         head.store(h + frames, ordering: .releasing)
         return frames
