@@ -43,7 +43,8 @@ public struct TakeDirectory: Sendable {
     public func freeBytes() -> UInt64? {
         var vfs = statvfs()
         guard statvfs(path, &vfs) == 0 else { return nil }
-        return UInt64(vfs.f_bavail) * UInt64(vfs.f_frsize)
+        let (bytes, overflow) = UInt64(vfs.f_bavail).multipliedReportingOverflow(by: UInt64(vfs.f_frsize))
+        return overflow ? .max : bytes
     }
 
     /// Takes the next sequence number: one above both the stored one and any in a file name,
@@ -70,7 +71,7 @@ public struct TakeDirectory: Sendable {
         defer { try? fd.close() }
         var buffer = [UInt8](repeating: 0, count: 32)
         guard let n = try? buffer.withUnsafeMutableBytes({ try fd.read(into: $0) }) else { return nil }
-        return Int(String(decoding: buffer[0..<n], as: UTF8.self).filter(\.isNumber))
+        return TakeName.number(String(decoding: buffer[0..<n], as: UTF8.self).filter(\.isNumber))
     }
 
     /// The `.wav` files in `directory` (not hidden), sorted by name.
@@ -99,7 +100,14 @@ public enum TakeName {
     public static func sequence(of name: String) -> Int? {
         let parts = name.split(separator: "_", maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0].count == 10, parts[1].count == 4 else { return nil }
-        return Int(parts[2])
+        return number(parts[2])
+    }
+
+    /// A sequence number as written: 1 to 9 digits (a longer one, from a file someone named,
+    /// is not Stagebox's and must not push the count to overflow).
+    static func number(_ text: some StringProtocol) -> Int? {
+        guard (1...9).contains(text.count), text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return Int(text)
     }
 
     private static func two(_ n: Int) -> String { pad(n, 2) }

@@ -38,10 +38,12 @@ public final class TakeFile {
             try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
                                     permissions: [.ownerReadWrite, .groupRead, .otherRead])
         }
-        do {
+        do throws(SystemCallError) {
             try writeHeader()
+            if fdatasync(fd.rawValue) != 0 { throw SystemCallError.last("fdatasync", path) }
             try TakeFile.syncDirectory(of: path)
         } catch {
+            closed = true // deinit runs after a failed init too: the descriptor is closed once
             try? fd.close()
             unlink(path)
             throw error
@@ -78,9 +80,11 @@ public final class TakeFile {
     @discardableResult
     public func addCue(frame: Int64, label: String) -> Bool { header.addCue(frame: frame, label: label) }
 
-    /// Makes what was written durable: the header with the current sizes and cues, then
-    /// `fdatasync`.
+    /// Makes what was written durable: the samples first, then the header that counts them, so
+    /// that no filesystem (one without ext4's ordering, a FAT card) can keep a header that
+    /// counts samples it lost.
     public func sync() throws(SystemCallError) {
+        if fdatasync(fd.rawValue) != 0 { throw .last("fdatasync", path) }
         try writeHeader()
         if fdatasync(fd.rawValue) != 0 { throw .last("fdatasync", path) }
     }

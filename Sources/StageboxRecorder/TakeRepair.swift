@@ -53,8 +53,16 @@ public enum TakeRepair {
         }
         guard var layout = Layout(head) else { return .unreadable("no fmt and data chunks in the first 64 KiB") }
         guard layout.madeByStagebox else { return .unreadable("not a Stagebox take (no bext chunk from Stagebox)") }
+        guard layout.hasStageboxLayout else {
+            return .unreadable("not laid out as Stagebox writes a take (edited by another program?)")
+        }
         let stored = layout.storedDataBytes(head)
         let present = UInt64(length) - UInt64(layout.dataOffset)
+        // A chunk after the samples that ends the file (an editor's iXML, LIST INFO): the file
+        // was finished by someone else, and what follows the samples is not samples.
+        if stored < present, try chunkEndsFile(fd, at: UInt64(layout.dataOffset) + stored + (stored & 1), length: UInt64(length)) {
+            return .unreadable("has chunks after its samples (edited by another program?)")
+        }
         let whole = present - present % UInt64(layout.blockAlign)
         let expectedLength = UInt64(layout.dataOffset) + whole + (whole & 1)
         let riffWanted = UInt64(layout.dataOffset - 8) + whole + (whole & 1)
@@ -84,6 +92,23 @@ public enum TakeRepair {
         return outcome
     }
 
+    /// Whether a well-formed chunk (four printable ASCII bytes, then a size) starts at `offset`
+    /// and, with any after it, ends exactly at the file's end.
+    private static func chunkEndsFile(_ fd: FileDescriptor, at offset: UInt64, length: UInt64) throws(SystemCallError) -> Bool {
+        var at = offset
+        var header = [UInt8](repeating: 0, count: 8)
+        while at + 8 <= length {
+            let n = try SystemCallError.naming("reading", nil) {
+                try header.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: Int64(at), into: $0) }
+            }
+            guard n == 8, header[0..<4].allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return false }
+            let size = LittleEndianBytes.read(header, at: 4, count: 4)
+            at += 8 + size + (size & 1)
+            if at == length { return true }
+        }
+        return false
+    }
+
     /// Where a take's chunks are, found by walking them; when a torn cue region breaks the walk,
     /// Stagebox's own layout (the data chunk a fixed distance after `bext`) is used instead.
     private struct Layout {
@@ -98,6 +123,8 @@ public enum TakeRepair {
         /// repaired (another WAV may carry chunks after its samples, which are not samples).
         var madeByStagebox = false
         var factOffset: Int?
+        /// Stagebox's data chunk follows its cue region directly.
+        var hasStageboxLayout: Bool { cueRegionOffset.map { $0 + TakeHeader.cueRegionBytes == dataChunkOffset } ?? false }
 
         init?(_ head: [UInt8]) {
             isRF64 = LittleEndianBytes.fourCC(head, at: 0) == "RF64"

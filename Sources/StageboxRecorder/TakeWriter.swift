@@ -91,6 +91,9 @@ final class TakeWriter: @unchecked Sendable {
         let clock = WallClock.now(minusSeconds: Double(preRollFrames) / Double(settings.sampleRate))
         // The gates open before the files are made: the rings hold the first seconds while the
         // disk creates them, so a slow disk does not delay the take's first sample.
+        // What the rings drop from here on (a slow disk making the files) counts for this take.
+        let droppedBefore = Dictionary(present.map { ($0.source, $0.droppedFrames.load(ordering: .relaxed)) },
+                                       uniquingKeysWith: { a, _ in a })
         if settings.preRollFrames == 0 {
             for tap in present {
                 discard(tap) // the gate was shut: anything left is from before this take
@@ -118,15 +121,21 @@ final class TakeWriter: @unchecked Sendable {
                                         format: TakeFormat(sampleRate: settings.sampleRate, channels: tap.ring.channels,
                                                            encoding: settings.encoding),
                                         bext: bext, rf64Threshold: settings.rf64Threshold)
-                files.append((tap, take, tap.droppedFrames.load(ordering: .relaxed)))
+                files.append((tap, take, droppedBefore[tap.source] ?? 0))
             } catch {
                 for f in files { try? f.file.close(); unlink(f.file.path) }
                 shut(present)
                 return refuse("\(error)")
             }
         }
+        var preRollFailure: String?
         if settings.preRollFrames > 0 {
-            for f in files { preRolls[f.tap.source]?.drain { p, n in try? f.file.append(p, frames: n) } }
+            for f in files {
+                preRolls[f.tap.source]?.drain { p, n in
+                    guard preRollFailure == nil else { return }
+                    do throws(SystemCallError) { try f.file.append(p, frames: n) } catch { preRollFailure = Self.describe(error) }
+                }
+            }
         }
         let interval = Int64(settings.syncIntervalMs) * 1_000_000
         take = Take(name: name, files: files, nextSync: monotonicNanoseconds() + interval, askedNanos: askedNanos,
@@ -136,6 +145,7 @@ final class TakeWriter: @unchecked Sendable {
         recorder.shared.withLock { $0.status.startLatencyMs = nil }
         recorder.logger.info("recorder: take \(name) started: \(files.map { $0.file.path }.joined(separator: ", "))")
         recorder.announce(.recording, answer: .success(running))
+        if let preRollFailure { end(reason: "writing the pre-roll: \(preRollFailure)") }
     }
 
     /// Ends the take: with `reason` (a full disk), as a failure the record trigger shows.

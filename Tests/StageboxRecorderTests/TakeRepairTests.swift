@@ -96,6 +96,32 @@ import Testing
         #expect(FileManager.default.contents(atPath: path) == before)
     }
 
+    /// A take finished and then edited elsewhere (a chunk added after its samples, the bext
+    /// kept) is not "repaired" into noise.
+    @Test func leavesATakeEditedByAnotherProgramAlone() throws {
+        let dir = try temporaryDirectory("repair")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/edited.wav"
+        let file = try TakeFile(path: path, format: TakeFormat(sampleRate: 48000, channels: 2, encoding: .pcm24), bext: bext)
+        let signal = testSignal(frames: 480, channels: 2)
+        try signal.withUnsafeBufferPointer { try file.append($0.baseAddress!, frames: 480) }
+        try file.close()
+        try appendBytes(path, Array("iXML".utf8) + [6, 0, 0, 0] + Array("<xml/>".utf8))
+        let before = try #require(FileManager.default.contents(atPath: path))
+        #expect(TakeRepair.check(path) == .unreadable("has chunks after its samples (edited by another program?)"))
+        #expect(FileManager.default.contents(atPath: path) == before)
+    }
+
+    /// Sequence numbers from files someone else named (too many digits) neither count nor trap.
+    @Test func hugeSequenceNumbersInNamesAreNotTakes() throws {
+        let dir = try temporaryDirectory("sequence")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(FileManager.default.createFile(atPath: dir + "/2026-11-22_1412_9223372036854775807_x.wav", contents: Data()))
+        #expect(FileManager.default.createFile(atPath: dir + "/2026-11-22_1412_0041_x.wav", contents: Data()))
+        #expect(try TakeDirectory(path: dir).nextSequence() == 42)
+        #expect(TakeName.sequence(of: "2026-11-22_1412_-5_x.wav") == nil)
+    }
+
     @Test func leavesWhatIsNotATakeAlone() throws {
         let dir = try temporaryDirectory("repair")
         defer { try? FileManager.default.removeItem(atPath: dir) }
