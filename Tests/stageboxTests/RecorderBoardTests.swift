@@ -158,7 +158,7 @@ import Musl
         #expect(status.contains("recorder    cannot record: /nonexistent-stagebox-parent/takes: No such file or directory"), "\(status)")
         #expect(console(board, "record start") == "refused: /nonexistent-stagebox-parent/takes: No such file or directory")
         #expect(console(board, "trigger record") == "record: error")
-        #expect(console(board, "status").contains("running"))
+        #expect(waitFor(10) { console(board, "status").contains("running") }, "the audio runs on")
     }
 
     /// `mute-out` silences the codec outputs and gives them back.
