@@ -19,8 +19,6 @@ public final class TakePlayer: Sendable {
     }
 
     public var isPlaying: Bool { playback.withLock { $0 != nil } }
-    /// The file being played.
-    public var playing: String? { playback.withLock { $0?.path } }
 
     /// Starts playing `path` from its beginning (stopping what plays); the reason when it cannot.
     public func play(_ path: String) -> Result<Void, RecorderRefusal> {

@@ -161,6 +161,35 @@ import Musl
         #expect(waitFor(10) { console(board, "status").contains("running") }, "the audio runs on")
     }
 
+    /// A take of minutes, as people record (two minutes of audio at 16 times real time): every
+    /// frame reaches the file, nothing is dropped, and sox reads it whole.
+    @Test func aTakeOfMinutesKeepsEveryFrame() throws {
+        let takes = try Scratch()
+        defer { takes.remove() }
+        let board = try SimulatedBoard(speed: 16, config: recorderConfig(takes.path("takes"), extra: "sync_interval_ms = 100"))
+        #expect(console(board, "record start").hasPrefix("recording take "))
+        usleep(7_500_000) // 120 s of audio
+        let stopped = console(board, "record stop")
+        #expect(stopped.hasPrefix("stopped take "), "\(stopped)")
+        let log = board.stop()
+        #expect(!log.contains("dropped"), "\(log)")
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: takes.path("takes")).first { $0.hasSuffix(".wav") })
+        let path = takes.path("takes") + "/" + file
+        let reader = try AudioFileReader(path: path)
+        #expect(reader.frames > 48000 * 100, "\(reader.frames) frames")
+        // The tone is continuous: no period of the take is silent (nothing dropped, nothing zeroed).
+        let samples = try reader.readAll()
+        let silentPeriods = stride(from: 0, to: samples.count - 64, by: 64).filter { i in samples[i..<i + 64].allSatisfy { $0 == 0 } }
+        #expect(silentPeriods.isEmpty, "\(silentPeriods.count) silent periods")
+        let sox = Process()
+        sox.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
+        sox.arguments = ["--i", "-s", path]
+        sox.standardOutput = Pipe()
+        try sox.run()
+        sox.waitUntilExit()
+        #expect(Int(output(of: sox).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == reader.frames)
+    }
+
     /// `mute-out` silences the codec outputs and gives them back.
     @Test func muteOutSilencesTheOutputs() throws {
         let takes = try Scratch()
