@@ -14,6 +14,8 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -139,6 +141,37 @@ static inline int stagebox_unix_stream_socket(int nonblocking) {
 /* A close-on-exec Unix datagram socket (systemd's notification socket). */
 static inline int stagebox_unix_datagram_socket(void) {
     return socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+}
+
+/* Names the calling thread (15 bytes at most; pthread_setname_np is hidden behind _GNU_SOURCE). */
+static inline int stagebox_name_thread(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+/* The limits and calls of the audio thread's scheduling fallback (RLIMIT_* and PRIO_* are enum
+   constants of their own types in glibc's headers and plain macros in musl's). A limit of
+   RLIM_INFINITY reads as -1. */
+static inline int stagebox_get_limit(int rtprio, long *soft, long *hard) {
+    struct rlimit l;
+    if (getrlimit(rtprio ? RLIMIT_RTPRIO : RLIMIT_NICE, &l) != 0) return -1;
+    *soft = l.rlim_cur == RLIM_INFINITY ? -1 : (long)l.rlim_cur;
+    *hard = l.rlim_max == RLIM_INFINITY ? -1 : (long)l.rlim_max;
+    return 0;
+}
+/* Raises the soft limit to the hard one (what an unprivileged process may do). */
+static inline int stagebox_raise_soft_limit(int rtprio) {
+    struct rlimit l;
+    int resource = rtprio ? RLIMIT_RTPRIO : RLIMIT_NICE;
+    if (getrlimit(resource, &l) != 0) return -1;
+    l.rlim_cur = l.rlim_max;
+    return setrlimit(resource, &l);
+}
+/* On Linux, PRIO_PROCESS with a thread id sets or reads that one thread's nice value. */
+static inline int stagebox_set_thread_nice(int nice) {
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice);
+}
+static inline int stagebox_thread_nice(void) {
+    return getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
 }
 
 /* WDIOC_SETTIMEOUT: asks the watchdog driver for a timeout; it answers with the one it took. */

@@ -220,7 +220,9 @@ public final class BusServer: @unchecked Sendable {
                        pollfd(fd: wake.descriptor.rawValue, events: Int16(POLLIN), revents: 0)]
             let polled = sessions
             fds += polled.map { pollfd(fd: $0.socket.rawValue, events: Int16(POLLIN), revents: 0) }
-            let rc = poll(&fds, nfds_t(fds.count), 100)
+            // With clients, a tenth of a second to notice one the audio thread found faulty; with
+            // none, only retired graph snapshots wait, and a second is soon enough for them.
+            let rc = poll(&fds, nfds_t(fds.count), sessions.isEmpty ? 1000 : 100)
             engine.collect()
             disconnectFaultedClients()
             nameSeparateSources(sessions)

@@ -31,6 +31,8 @@ public final class BusClient: @unchecked Sendable {
     private let refresh = Atomic<Bool>(true)
     private let running = Atomic<Bool>(true)
     private var refresher: PosixThread?
+    /// Wakes the refresher: it sleeps until an event gives it work, not on a timer.
+    private let refresherWake = CountingSemaphore()
     private let handlers = Mutex<[@Sendable (BusEvent) -> Void]>([])
     private let ownPorts = Mutex<[String: PortState]>([:])
     /// This client's triggers (by bus name) and what to call when one fires.
@@ -55,6 +57,7 @@ public final class BusClient: @unchecked Sendable {
     /// Leaves the bus; every port of this client disappears.
     public func close() {
         guard running.exchange(false, ordering: .relaxed) else { return }
+        refresherWake.post()
         if let r = refresher {
             // The last reference may be dropped on the refresher thread itself.
             r.joinOrDetach()
@@ -106,6 +109,7 @@ public final class BusClient: @unchecked Sendable {
         guard case let .portCreated(info, _) = answer else { throw .connection("unexpected answer: \(answer)") }
         ownPorts.withLock { $0[info.name] = PortState() }
         refresh.store(true, ordering: .relaxed)
+        refresherWake.post()
         return (info, fds)
     }
 
@@ -173,9 +177,13 @@ public final class BusClient: @unchecked Sendable {
 
     private func received(_ event: BusEvent) {
         switch event {
-        case .connectionsChanged, .portRemoved, .portAdded: refresh.store(true, ordering: .relaxed)
+        case .connectionsChanged, .portRemoved, .portAdded:
+            refresh.store(true, ordering: .relaxed)
+            refresherWake.post()
         case let .muteChanged(port, value): state(of: port)?.muted.store(value, ordering: .relaxed)
-        case .triggerFired(let name): firedTriggers.withLock { $0.append(name) }
+        case .triggerFired(let name):
+            firedTriggers.withLock { $0.append(name) }
+            refresherWake.post()
         default: break
         }
         for handler in handlers.withLock({ $0 }) { handler(event) }
@@ -186,11 +194,17 @@ public final class BusClient: @unchecked Sendable {
     /// of fired triggers (which may then set their trigger's state).
     private func startRefresher() throws(SystemCallError) {
         // Weak: the refresher must not keep the client alive; it ends when the client closes.
+        // It holds the client only while it works, never while it sleeps; the timeout is for a
+        // client dropped without `close`, whose refresher then ends within a second.
+        let wake = refresherWake
         refresher = try PosixThread.start(named: "the bus client's refresher") { [weak self] in
-            while let me = self, me.running.load(ordering: .relaxed) {
-                if me.refresh.exchange(false, ordering: .relaxed) { me.refreshConnections() }
-                me.deliverFiredTriggers()
-                usleep(5000)
+            while true {
+                do {
+                    guard let me = self, me.running.load(ordering: .relaxed) else { return }
+                    if me.refresh.exchange(false, ordering: .relaxed) { me.refreshConnections() }
+                    me.deliverFiredTriggers()
+                }
+                wake.wait(nanoseconds: 1_000_000_000)
             }
         }.get()
     }

@@ -60,6 +60,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
 
     public var name: String { "ALSA capture \(parameters.captureDevice), playback \(parameters.playbackDevice)" }
     public var realtimePriority: Int { parameters.realtimePriority }
+    public var periodFrames: Int { parameters.period }
 
     private var periodNanos: Int64 { Int64(parameters.period) * 1_000_000_000 / Int64(parameters.sampleRate) }
     private var framePosition: Int64 = 0

@@ -17,6 +17,11 @@ public protocol AudioDriver: AnyObject, Sendable {
     var name: String { get }
     /// The SCHED_FIFO priority of the audio thread (0: normal scheduling).
     var realtimePriority: Int { get }
+    /// Whether a clock paces the loop (a codec, the simulated board's timer), so that how the
+    /// audio thread is scheduled matters; an offline render runs as fast as it can.
+    var paced: Bool { get }
+    /// Frames per period.
+    var periodFrames: Int { get }
 
     /// Takes the device: opens and configures the PCMs, or the files.
     func open() throws(DriverError)
@@ -37,6 +42,7 @@ public protocol AudioDriver: AnyObject, Sendable {
 }
 
 extension AudioDriver {
+    public var paced: Bool { true }
     public func service() throws(DriverError) {}
     public func finish() throws(DriverError) {}
     public func openReport() -> [(Logger.Level, String)] { [] }

@@ -27,6 +27,9 @@ public final class DriverSupervisor {
     }
 
     private var control: DriverControl { driver.control }
+    /// The audio thread's scheduling is logged at its first start only (a resume after a
+    /// suspend gets the same).
+    private var reportedScheduling = false
 
     /// Runs until a stop is requested, the frame limit is reached or the input ends. `tick`
     /// runs on the calling thread about every 50 ms throughout, also while waiting or paused.
@@ -95,9 +98,15 @@ public final class DriverSupervisor {
         var failed = failedAt
         let control = self.control
         control.state.store(.running, ordering: .relaxed)
-        let started: (DriverError?, RealtimeOutcome)
+        let failure: DriverError?
         do {
-            started = try AudioThreadRunner.run(priority: driver.realtimePriority, tick: {
+            failure = try AudioThreadRunner.run(priority: driver.realtimePriority, scheduled: { outcome in
+                guard driver.paced, !self.reportedScheduling else { return }
+                self.reportedScheduling = true
+                let (level, line) = SchedulingReport.line(outcome, periodFrames: driver.periodFrames,
+                                                          sampleRate: driver.engine.settings.sampleRate)
+                logger.log(level: level, Logger.Message(stringLiteral: line))
+            }, tick: {
             if !reportedStart, let line = driver.startReport() {
                 reportedStart = true
                 logger.info(Logger.Message(stringLiteral: line))
@@ -121,11 +130,6 @@ public final class DriverSupervisor {
             return .thread(error)
         }
         failedAt = failed
-        let (failure, outcome) = started
-        if case let .refused(priority, code) = outcome {
-            logger.warning(Logger.Message(stringLiteral: "SCHED_FIFO priority \(priority) refused "
-                           + "(\(String(cString: strerror(code)))); the audio thread ran at normal priority"))
-        }
         return serviceError ?? failure
     }
 

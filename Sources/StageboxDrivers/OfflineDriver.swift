@@ -29,6 +29,8 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     public let outputPath: String
     public var name: String { "offline: \(inputPath) → \(outputPath)" }
     public var realtimePriority: Int { 0 }
+    public var paced: Bool { false }
+    public var periodFrames: Int { period }
     /// Frames rendered so far.
     public private(set) var framesRendered = 0
 

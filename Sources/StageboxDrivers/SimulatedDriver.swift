@@ -22,6 +22,7 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
     public let control: DriverControl
     public let period: Int
     public let realtimePriority: Int
+    public var periodFrames: Int { period }
     private let input: ToneGenerator
     private let inputBuffer: AudioBuffer
     /// Playback on its way to the output file, if there is one.

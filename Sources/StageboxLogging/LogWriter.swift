@@ -28,7 +28,7 @@ public final class LogWriter: Sendable {
     /// (and this was written to the output once, directly).
     public var startFailure: SystemCallError? { failure.withLock { $0 } }
     private let failure = Mutex<SystemCallError?>(nil)
-    private let wakeup: Semaphore
+    private let wakeup: CountingSemaphore
     private let finished = Atomic<Bool>(false)
     /// Lines dropped since the start, for reports.
     public let droppedTotal = Atomic<Int>(0)
@@ -40,7 +40,7 @@ public final class LogWriter: Sendable {
         self.output = output
         self.capacity = capacity
         queue = Mutex(Queue())
-        wakeup = Semaphore()
+        wakeup = CountingSemaphore()
         if case .failure(let error) = PosixThread.start(named: "the log writer", { [self] in self.run() }) {
             failure.withLock { $0 = error }
             finished.store(true, ordering: .relaxed)
@@ -127,24 +127,4 @@ public final class LogWriter: Sendable {
             }
         }
     }
-}
-
-/// A counting semaphore (POSIX): `post` never blocks, `wait` blocks this thread only.
-final class Semaphore: @unchecked Sendable {
-    // @unchecked: sem_t is made for use from several threads through these calls.
-    private let handle: UnsafeMutablePointer<sem_t>
-
-    init() {
-        handle = .allocate(capacity: 1)
-        sem_init(handle, 0, 0)
-    }
-
-    deinit {
-        sem_destroy(handle)
-        handle.deallocate()
-    }
-
-    func post() { sem_post(handle) }
-
-    func wait() { _ = retryingOnInterrupt { sem_wait(handle) } }
 }

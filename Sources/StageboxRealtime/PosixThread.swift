@@ -1,3 +1,4 @@
+import CLinux
 import StageboxSystem
 import SystemPackage
 
@@ -31,7 +32,14 @@ public struct PosixThread: @unchecked Sendable {
             let rc = pthread_attr_setstacksize(&attributes, stackSize)
             guard rc == 0 else { return failure(rc) }
         }
-        let box = Unmanaged.passRetained(Body(body)).toOpaque()
+        // The thread names itself (its kernel name, as `ps -L`, top and /proc show it): "the bus
+        // server" becomes "bus server", cut to the kernel's 15 bytes.
+        let kernelName = String(decoding: (name.hasPrefix("the ") ? name.dropFirst(4) : Substring(name)).utf8.prefix(15),
+                                as: UTF8.self)
+        let box = Unmanaged.passRetained(Body {
+            _ = stagebox_name_thread(kernelName)
+            body()
+        }).toOpaque()
         let entry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { arg in
             Unmanaged<Body>.fromOpaque(arg!).takeRetainedValue().run()
             return nil

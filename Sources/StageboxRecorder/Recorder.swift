@@ -114,12 +114,21 @@ public final class Recorder: Sendable {
     /// Ends a running take (its files made whole) and the writer thread.
     public func shutdown() {
         guard let t = thread.withLock({ let t = $0; $0 = nil; return t }) else { return }
-        shared.withLock { $0.commands.append(.stop(reason: nil)) }
+        send(.stop(reason: nil))
         running.store(false, ordering: .releasing)
+        wake.post()
         t.join()
     }
 
     var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    /// Posted with every command, so that an idle writer starts on it at once.
+    let wake = CountingSemaphore()
+
+    private func send(_ command: Command) {
+        shared.withLock { $0.commands.append(command) }
+        wake.post()
+    }
 
     /// Control thread, now and then: keeps the taps the recorder needs on the engine. It needs
     /// them while a take starts or runs, and always with a pre-roll (which is the audio from
@@ -163,7 +172,7 @@ public final class Recorder: Sendable {
         let asked = monotonicNanoseconds()
         shared.withLock { $0.startAnswer = nil; $0.starting = true }
         syncTaps()
-        shared.withLock { $0.commands.append(.start(askedNanos: asked)) }
+        send(.start(askedNanos: asked))
     }
 
     /// Starts a take and returns it once its files exist; the reason when it cannot.
@@ -172,7 +181,7 @@ public final class Recorder: Sendable {
         let asked = monotonicNanoseconds()
         shared.withLock { $0.startAnswer = nil; $0.starting = true }
         syncTaps()
-        shared.withLock { $0.commands.append(.start(askedNanos: asked)) }
+        send(.start(askedNanos: asked))
         // The writer answers within one of its rounds; creating the files takes a few fsyncs.
         let deadline = asked + 10_000_000_000
         while monotonicNanoseconds() < deadline {
@@ -186,7 +195,7 @@ public final class Recorder: Sendable {
     @discardableResult
     public func stop() -> Bool {
         guard isRecording else { return false }
-        shared.withLock { $0.commands.append(.stop(reason: nil)) }
+        send(.stop(reason: nil))
         return true
     }
 
@@ -194,7 +203,7 @@ public final class Recorder: Sendable {
     @discardableResult
     public func mark(label: String) -> Bool {
         guard isRecording else { return false }
-        shared.withLock { $0.commands.append(.mark(label: label)) }
+        send(.mark(label: label))
         return true
     }
 

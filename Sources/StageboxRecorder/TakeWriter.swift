@@ -18,8 +18,13 @@ final class TakeWriter: @unchecked Sendable {
     private var preRolls: [String: PreRoll] = [:]
     private var scratch: [Float] = []
     private var rounds = 0
-    /// How long the writer sleeps between rounds: short against the ring, long against the CPU.
-    private static let roundNanos: Int64 = 5_000_000
+    /// How long the writer sleeps between rounds while it has audio to move (a take or a
+    /// pre-roll): short against the taps' 5 s rings, long against the CPU.
+    private static let roundNanos: Int64 = 10_000_000
+    /// How long it sleeps with nothing to move: commands wake it at once (`Recorder.wake`), so
+    /// this only refreshes the published status. An idle appliance should not wake 100 times a
+    /// second for a recorder nobody uses.
+    private static let idleNanos: Int64 = 1_000_000_000
 
     private struct Take {
         var name: String
@@ -37,7 +42,8 @@ final class TakeWriter: @unchecked Sendable {
     func run() {
         while recorder.isRunning {
             round()
-            sleepUntil(monotonicNanos: monotonicNanoseconds() + Self.roundNanos)
+            let busy = take != nil || settings.preRollFrames > 0
+            recorder.wake.wait(nanoseconds: busy ? Self.roundNanos : Self.idleNanos)
         }
         round()
         if take != nil { end(reason: nil) }
