@@ -32,7 +32,10 @@ let package = Package(
             "CLinux", .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // Lock-free queues, snapshots and statistics shared by the audio thread and the rest.
-        .target(name: "StageboxRealtime", dependencies: ["CLinux", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "StageboxRealtime", dependencies: [
+            "CLinux", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
+            .product(name: "Atomics", package: "swift-atomics"),
+        ]),
         // Numbers and table columns as text, for the console, the commands and the logs.
         .target(name: "StageboxFormatting"),
         // What a port may be called and how wide it may be, and `PORT:CHANNEL`: the one definition

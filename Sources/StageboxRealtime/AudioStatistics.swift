@@ -25,6 +25,8 @@ public final class AudioStatistics: Sendable {
     public let audioThread = Atomic<UInt>(0)
     /// The length of a period in nanoseconds, for the load figure.
     public let periodNanos = Atomic<Int>(1)
+    /// The cycle times since the last reset, for their median and 99th percentile.
+    public let cycleHistogram = CycleHistogram()
 
     public init() {}
 
@@ -35,6 +37,7 @@ public final class AudioStatistics: Sendable {
         periodsSinceReset.add(1, ordering: .relaxed)
         lastCycleNanos.store(nanos, ordering: .relaxed)
         totalCycleNanos.add(nanos, ordering: .relaxed)
+        cycleHistogram.record(nanos: nanos)
         if nanos > maxCycleNanos.load(ordering: .relaxed) {
             maxCycleNanos.store(nanos, ordering: .relaxed)
         }
@@ -64,6 +67,8 @@ public final class AudioStatistics: Sendable {
             pollTimeouts: pollTimeouts.load(ordering: .relaxed),
             lastCycleNanos: last,
             meanCycleNanos: n > 0 ? total / n : 0,
+            medianCycleNanos: cycleHistogram.percentile(0.5),
+            p99CycleNanos: cycleHistogram.percentile(0.99),
             maxCycleNanos: maxCycle,
             lastWakeupLatenessNanos: lastWakeupLatenessNanos.load(ordering: .relaxed),
             maxWakeupLatenessNanos: maxWakeupLatenessNanos.load(ordering: .relaxed),
@@ -81,6 +86,7 @@ public final class AudioStatistics: Sendable {
         lastCycleNanos.store(0, ordering: .relaxed)
         maxCycleNanos.store(0, ordering: .relaxed)
         totalCycleNanos.store(0, ordering: .relaxed)
+        cycleHistogram.reset()
         lastWakeupLatenessNanos.store(0, ordering: .relaxed)
         maxWakeupLatenessNanos.store(0, ordering: .relaxed)
     }
@@ -95,6 +101,9 @@ public struct AudioStatisticsSnapshot: Sendable, Equatable {
     public var pollTimeouts: Int
     public var lastCycleNanos: Int
     public var meanCycleNanos: Int
+    /// The median and the 99th percentile of the cycle times (each within about 4 %).
+    public var medianCycleNanos: Int = 0
+    public var p99CycleNanos: Int = 0
     public var maxCycleNanos: Int
     public var lastWakeupLatenessNanos: Int
     public var maxWakeupLatenessNanos: Int

@@ -42,7 +42,7 @@ final class BusFixture: @unchecked Sendable {
         let outcome = self.outcome
         thread = RealtimeThread {
             // As the appliance does: SCHED_FIFO where the system allows it (root, or an rtprio limit).
-            outcome.granted = RealtimeThread.makeCurrentThreadRealtime(priority: 70) == .fifo(priority: 70)
+            outcome.granted = RealtimeThread.makeCurrentThreadRealtime(priority: 70) == .fifo(priority: 70, asked: 70)
             _ = driver.run()
         }
         try thread.start()

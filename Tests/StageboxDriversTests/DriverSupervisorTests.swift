@@ -121,6 +121,7 @@ import StageboxRealtime
             let control: DriverControl
             let name = "failing once"
             let realtimePriority = 0
+            let periodFrames = 64
             var runs = 0
             var ended: Int64 = 0
             var restarted: Int64 = 0
@@ -157,5 +158,25 @@ import StageboxRealtime
         #expect(outcome.error == nil)
         let gap = Double(driver.restarted - driver.ended) / 1e6
         #expect(gap < 500, "reopened at once, not after the 2 s backoff: \(gap) ms")
+    }
+}
+
+/// The start line about the audio thread's scheduling, for each outcome.
+@Suite struct SchedulingReportTests {
+    @Test func eachOutcomeHasItsLine() {
+        let fifo = SchedulingReport.line(.fifo(priority: 70, asked: 70), periodFrames: 64, sampleRate: 48000)
+        #expect(fifo.0 == .info && fifo.1 == "audio thread: SCHED_FIFO priority 70")
+        let limited = SchedulingReport.line(.fifo(priority: 10, asked: 70), periodFrames: 64, sampleRate: 48000)
+        #expect(limited.0 == .notice)
+        #expect(limited.1 == "audio thread: SCHED_FIFO priority 10 (rt_priority asks 70; RLIMIT_RTPRIO allows at most 10)")
+        let normal = SchedulingReport.line(.normal(nice: -20), periodFrames: 256, sampleRate: 48000)
+        #expect(normal.0 == .notice)
+        #expect(normal.1.hasPrefix("audio thread: normal scheduling, nice -20 (rt_priority = 0): any busy program "
+                                   + "on the board can delay a period past its 5.33 ms deadline"))
+        let refused = SchedulingReport.line(.refused(priority: 70, errno: EPERM, rtprioLimit: 0, nice: 0),
+                                            periodFrames: 64, sampleRate: 48000)
+        #expect(refused.0 == .warning)
+        #expect(refused.1.hasPrefix("audio thread: SCHED_FIFO priority 70 refused (Operation not permitted; "
+                                    + "RLIMIT_RTPRIO is 0), so it runs without real-time scheduling"))
     }
 }
