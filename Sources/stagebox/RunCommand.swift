@@ -42,8 +42,8 @@ struct RunCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp(
         "With --simulate: the inputs hear the outputs this many frames later, as through a loop cable, instead of --input-signal.",
-        discussion: "At least one period. A codec on ALSA plays a frame period x periods frames after the engine wrote it and "
-            + "hands it back a period after capturing it: period x (periods + 1), plus the converters' own delay, is a real loop's figure."))
+        discussion: "At least one period (less is taken as one). For `stagebox latency`, period x (periods + 1) frames "
+            + "is Stagebox's own buffering on a codec; frames beyond it stand for the converters and the cable."))
     var loop: Int?
 
     @Flag(help: "Do not wait for the device or the clock between periods (tests and measurements).")
