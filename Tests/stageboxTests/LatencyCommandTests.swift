@@ -60,6 +60,20 @@ import Musl
         #expect(r.stdout.isEmpty)
     }
 
+    /// A loop shorter than a period is taken as a period; the default timeout is 3 s (judged a
+    /// stimulus period of 16384 frames at a time: nine of them, 3.1 s).
+    @Test func shortLoopIsAPeriodAndTheDefaultTimeoutIsThreeSeconds() throws {
+        let board = try SimulatedBoard(arguments: ["--loop", "10"])
+        defer { _ = board.stop() }
+        #expect(try board.stagebox(["disconnect", "codec.in", "codec.out"]).status == 0)
+        let r = try board.stagebox(["latency"])
+        #expect(r.stdout.contains("round trip  64.000 frames"), "\(r.stdout)\(r.stderr)")
+        #expect(try board.stagebox(["mute", "codec.in"]).status == 0)
+        let quiet = try board.stagebox(["latency"])
+        #expect(quiet.status == 2)
+        #expect(quiet.stderr.contains("no signal for 3.1 s"), "\(quiet.stderr)")
+    }
+
     @Test func noApplianceIsAnError() throws {
         let r = try StageboxProcess.run(["latency", "--socket", "/tmp/stagebox-latency-no-such.sock"])
         #expect(r.status == 1)
