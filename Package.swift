@@ -97,12 +97,15 @@ let package = Package(
         .target(name: "StageboxConsole", dependencies: [
             "StageboxEngine", "StageboxControls", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
         ]),
+        // The latency meter's signal processing: the multi-tone stimulus, the DFT at its tones,
+        // and the delay, polarity and error bound they give (no I/O).
+        .target(name: "StageboxLatency"),
         // The executable that wires everything together.
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
             "StageboxLifecycle", "StageboxRecorder",
-            "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
+            "StageboxLogging", "StageboxFormatting", "StageboxPortRules", "StageboxLatency",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -112,6 +115,7 @@ let package = Package(
         .target(name: "StageboxTestSupport", path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
+        .testTarget(name: "StageboxLatencyTests", dependencies: ["StageboxLatency"]),
         .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle"]),
         .testTarget(name: "StageboxRecorderTests", dependencies: [
             "StageboxRecorder", "StageboxEngine", "StageboxAudioFiles", "StageboxTestSupport", "CSndFile",

@@ -62,6 +62,22 @@ public final class SenderPort {
     /// Whether samples are being converted (different rates, or a measured drift).
     public var isConverting: Bool { adapter.engaged }
 
+    /// Where the bus stands in this port's ring: how many frames it has taken (the ring position
+    /// it reads next, in bus frames from the port's first) and the codec frame of the period it
+    /// last processed, or nil before its first period.
+    ///
+    /// In a period in which the bus takes frames, it stamps the period's codec frame C and then
+    /// takes one period from position R: frame R + i plays at codec frame C + i. Read between
+    /// two periods, this gives R + period as `taken` and C as `codecFrame`. Read while the bus
+    /// is inside a period (rarely: it is microseconds), `codecFrame − taken` comes out one
+    /// period larger; the least of a few readings is the true one. (`taken` is read first so
+    /// that a period beginning between the two reads errs the same way.)
+    public var busPosition: (taken: Int64, codecFrame: Int64)? {
+        let taken = Int64(truncatingIfNeeded: ring.readPositionNow)
+        guard let clock = ring.clock() else { return nil }
+        return (taken, clock.codecFrame)
+    }
+
     /// Puts `frames` interleaved Float32 frames on the bus.
     ///
     /// The bus starts taking the port's audio once two of the program's blocks are waiting

@@ -32,13 +32,19 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
     /// Frames of the simulated codec's clock so far; it goes on across pauses.
     private var position: Int64 = 0
     private var timing: CycleSupervision
+    /// With a loop cable: how many frames after the engine plays a frame its inputs capture it.
+    public let loopDelay: Int?
+    /// The outputs played so far, `loopLength` frames of each (frame f at f % loopLength).
+    private let loopHistory: UnsafeMutablePointer<Float>?
+    private let loopLength: Int
 
     /// - Parameters:
     ///   - inputSignal: what the simulated codec inputs hear.
     ///   - output: a WAV file to write playback into, or nil to discard it.
     public init(engine: Engine, control: DriverControl, period: Int, inputSignal: ToneSignal,
                 inputFrequency: Double = 440, inputLevelDB: Double = -12,
-                output: AudioFileWriter? = nil, speed: Double = 1, realtimePriority: Int = 0) {
+                output: AudioFileWriter? = nil, speed: Double = 1, realtimePriority: Int = 0,
+                loopDelay: Int? = nil) {
         self.engine = engine
         self.speed = speed > 0 && speed.isFinite ? speed : 1
         self.control = control
@@ -49,15 +55,28 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
         inputBuffer = AudioBuffer(channels: 1, capacity: period)
         recorder = output.map { PlaybackRecorder(writer: $0, channels: engine.settings.outputs, period: period) }
         timing = CycleSupervision(control: control, periodNanos: Int64(Double(period * 1_000_000_000 / rate) / self.speed))
+        // A capture can only hear what was played before its period began: at least a period.
+        self.loopDelay = loopDelay.map { max($0, period) }
+        loopLength = (self.loopDelay ?? 0) + period
+        if self.loopDelay != nil {
+            let history = UnsafeMutablePointer<Float>.allocate(capacity: loopLength * engine.settings.outputs)
+            history.initialize(repeating: 0, count: loopLength * engine.settings.outputs)
+            loopHistory = history
+        } else {
+            loopHistory = nil
+        }
     }
+
+    deinit { loopHistory?.deallocate() }
 
     public var name: String { "simulated board" }
 
     public func openReport() -> [(Logger.Level, String)] {
         let s = engine.settings
         let pace = speed != 1 ? ", \(fixed(speed, digits: 1))× real time" : ""
+        let loop = loopDelay.map { ", outputs looped to inputs \($0) frames later" } ?? ""
         return [(.info, "simulated board: \(s.inputs) in, \(s.outputs) out, \(s.sampleRate) Hz, "
-                 + "\(period) frames per period\(pace)")]
+                 + "\(period) frames per period\(pace)\(loop)")]
     }
 
     /// Nothing to open: the simulated codec is always there.
@@ -86,16 +105,45 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
             timing.wakeup(at: now, due: deadline, paced: true)
             let t0 = now
             let cycle = CycleInfo(framePosition: position, hostTimeNanos: t0, sampleRate: Int(rate), startNanos: t0)
-            input.process(inputBuffer, frames: period, cycle: cycle)
-            for c in 0..<engine.captureBuffer.channels {
-                engine.captureBuffer.channel(c).update(from: inputBuffer.channel(0), count: period)
+            if let history = loopHistory, let delay = loopDelay {
+                hearLoop(history, delay: delay)
+            } else {
+                input.process(inputBuffer, frames: period, cycle: cycle)
+                for c in 0..<engine.captureBuffer.channels {
+                    engine.captureBuffer.channel(c).update(from: inputBuffer.channel(0), count: period)
+                }
             }
             engine.process(frames: period, cycle: cycle)
+            if let history = loopHistory { keepForLoop(history) }
             recorder?.push(engine.playbackBuffer, frames: period)
             position += Int64(period)
             timing.cycleDone(frames: period, startedAt: t0)
         }
         return nil
+    }
+
+    /// Audio thread: input c hears output c (inputs beyond the outputs hear the last one)
+    /// `delay` frames after it was played.
+    private func hearLoop(_ history: UnsafeMutablePointer<Float>, delay: Int) {
+        let outputs = engine.settings.outputs
+        for c in 0..<engine.captureBuffer.channels {
+            guard outputs > 0 else { engine.captureBuffer.channel(c).update(repeating: 0, count: period); continue }
+            let source = history + min(c, outputs - 1) * loopLength
+            let destination = engine.captureBuffer.channel(c)
+            for i in 0..<period {
+                let f = (position + Int64(i) - Int64(delay)) % Int64(loopLength)
+                destination[i] = f < 0 ? 0 : source[Int(f)]
+            }
+        }
+    }
+
+    /// Audio thread: keeps this period's outputs for the loop.
+    private func keepForLoop(_ history: UnsafeMutablePointer<Float>) {
+        for c in 0..<engine.settings.outputs {
+            let source = engine.playbackBuffer.channel(c)
+            let destination = history + c * loopLength
+            for i in 0..<period { destination[Int((position + Int64(i)) % Int64(loopLength))] = source[i] }
+        }
     }
 
     /// Control thread: writes what playback produced to the file, if any.

@@ -40,6 +40,12 @@ struct RunCommand: ParsableCommand {
     @Option(help: "With --simulate: write what the codec outputs play to this WAV file.")
     var output: String?
 
+    @Option(help: ArgumentHelp(
+        "With --simulate: the inputs hear the outputs this many frames later, as through a loop cable, instead of --input-signal.",
+        discussion: "At least one period (less is taken as one). For `stagebox latency`, period x (periods + 1) frames "
+            + "is Stagebox's own buffering on a codec; frames beyond it stand for the converters and the cable."))
+    var loop: Int?
+
     @Flag(help: "Do not wait for the device or the clock between periods (tests and measurements).")
     var freeRun = false
 
@@ -54,6 +60,8 @@ struct RunCommand: ParsableCommand {
         if output != nil && !simulate { throw ValidationError("--output goes with --simulate") }
         if !(0.1...64).contains(speed) { throw ValidationError("--speed must be from 0.1 to 64, not \(speed)") }
         if speed != 1 && !simulate { throw ValidationError("--speed goes with --simulate") }
+        if loop != nil && !simulate { throw ValidationError("--loop goes with --simulate") }
+        if let loop, !(1...1_000_000).contains(loop) { throw ValidationError("--loop must be from 1 to 1000000 frames, not \(loop)") }
     }
 
     func run() throws {
@@ -269,7 +277,7 @@ struct RunCommand: ParsableCommand {
             }
             return SimulatedDriver(engine: engine, control: control, period: audio.period,
                                    inputSignal: ToneSignal(rawValue: inputSignal) ?? .sine, output: writer,
-                                   speed: speed, realtimePriority: audio.rtPriority)
+                                   speed: speed, realtimePriority: audio.rtPriority, loopDelay: loop)
         }
         let parameters = ALSAParameters(
             captureDevice: audio.capture, playbackDevice: audio.playback,
