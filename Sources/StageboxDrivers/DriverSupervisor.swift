@@ -30,6 +30,7 @@ public final class DriverSupervisor {
     /// The audio thread's scheduling is logged at its first start only (a resume after a
     /// suspend gets the same).
     private var reportedScheduling = false
+    private var reportedFirstPeriod = false
 
     /// Runs until a stop is requested, the frame limit is reached or the input ends. `tick`
     /// runs on the calling thread about every 50 ms throughout, also while waiting or paused.
@@ -107,6 +108,12 @@ public final class DriverSupervisor {
                                                           sampleRate: driver.engine.settings.sampleRate)
                 logger.log(level: level, Logger.Message(stringLiteral: line))
             }, tick: {
+            if driver.paced, !self.reportedFirstPeriod, control.firstPeriodAt.load(ordering: .relaxed) > 0 {
+                // On the monotonic clock, so that a bench can take exec-to-first-period from outside.
+                self.reportedFirstPeriod = true
+                let at = Double(control.firstPeriodAt.load(ordering: .relaxed)) / 1e9
+                logger.info(Logger.Message(stringLiteral: "first period processed at monotonic \(fixed(at, digits: 6)) s"))
+            }
             if !reportedStart, let line = driver.startReport() {
                 reportedStart = true
                 logger.info(Logger.Message(stringLiteral: line))

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Stagebox, jackd and PipeWire side by side on the same work, interleaved round by round.
+
+Run through tools/bench, which installs and builds what this needs. Prints the table on stdout
+and writes table.txt, results.json and plot.png into --out.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import procstat  # noqa: E402
+import systems  # noqa: E402
+from coldstart import cold_start  # noqa: E402
+from instructions import instructions_per_period  # noqa: E402
+
+WORKLOADS = {
+    # name: (senders, recorders, filters, inputs-to-outputs path), what it is
+    "a": ((0, 0, 0, True), "the loop alone, inputs to outputs"),
+    "b": ((4, 4, 0, True), "4 senders into the outputs, 4 recorders of the inputs"),
+    "c": ((4, 4, 2, True), "(b) plus 2 filters in the inputs-to-outputs path"),
+    "d": ((16, 16, 0, True), "32 clients: 16 senders, 16 recorders"),
+}
+
+
+def arguments():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=15, help="measured seconds per cell")
+    p.add_argument("--warmup", type=float, default=2, help="seconds before measuring")
+    p.add_argument("--periods", default="64,256")
+    p.add_argument("--workloads", default="a,b,c,d")
+    p.add_argument("--systems", default="stagebox,stagebox-normal,jackd,pipewire")
+    p.add_argument("--no-callgrind", action="store_true")
+    p.add_argument("--out", required=True)
+    p.add_argument("--bin", required=True, help="the folder with stagebox, sine_sender, gain_filter, jack_bench_client")
+    return p.parse_args()
+
+
+def make_systems(names, b):
+    made = []
+    for n in names:
+        if n == "stagebox":
+            made.append(systems.Stagebox(True, b))
+        elif n == "stagebox-normal":
+            made.append(systems.Stagebox(False, b))
+        elif n == "jackd":
+            made.append(systems.Jack(b["jack_bench_client"]))
+        elif n == "pipewire":
+            made.append(systems.PipeWire(b["jack_bench_client"]))
+        else:
+            raise SystemExit(f"sidebyside: unknown system {n} (stagebox, stagebox-normal, jackd, pipewire)")
+    return made
+
+
+def run_cell(system, period, workload, args):
+    workdir = tempfile.mkdtemp(prefix="stagebox-bench-")
+    cell = systems.Cell(workdir)
+    try:
+        system.start(cell, period, workload)
+        time.sleep(args.warmup)
+        pids = [cell.server.pid] + [c.pid for c in cell.clients]
+        before = procstat.Sample(pids)
+        t0 = time.monotonic()
+        time.sleep(args.seconds)
+        after = procstat.Sample(pids)
+        seconds = time.monotonic() - t0
+        alive = [c for c in cell.clients if c.poll() is not None]
+        figures = system.stop(cell)
+        cpu, switches, per_thread = procstat.difference(before, after, pids)
+        server_cpu, _, _ = procstat.difference(before, after, [cell.server.pid])
+        periods = seconds * systems.RATE / period
+        figures.update({
+            "cpu_percent": 100 * cpu / seconds,
+            "server_cpu_percent": 100 * server_cpu / seconds,
+            "switches_per_period": switches / periods,
+            "rss_server_mib": after.rss.get(cell.server.pid, 0) / 1024,
+            "rss_total_mib": sum(after.rss.values()) / 1024,
+            "clients_ended_early": len(alive),
+            "server_threads": {f"{name}": n / seconds for (pid, tid, name), n in per_thread.items()
+                               if pid == cell.server.pid},
+        })
+        return figures
+    except Exception as e:  # a cell that fails is reported, the others still run
+        for p in [cell.server] + cell.clients + cell.helpers:
+            if p and p.poll() is None:
+                p.kill()
+        return {"error": str(e)}
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(v, digits=1):
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def table(results, system_names, periods, workloads):
+    lines = []
+    head = (f"{'work':<5}{'period':>7}  {'system':<28}{'CPU %':>7}{'× sb':>7}{'server %':>9}{'cs/period':>10}"
+            f"{'xruns':>7}{'cycle p50':>10}{'p99':>8}{'max µs':>9}{'RSS srv':>9}{'RSS all':>9}")
+    lines.append(head)
+    lines.append("-" * len(head))
+    for w in workloads:
+        for period in periods:
+            base = median([r.get("cpu_percent") for r in results.get(("stagebox", period, w), [])])
+            for s in system_names:
+                runs = results.get((s, period, w), [])
+                ok = [r for r in runs if "error" not in r]
+                if not ok:
+                    err = runs[0]["error"] if runs else "not run"
+                    lines.append(f"{w:<5}{period:>7}  {s:<28}failed: {err}")
+                    continue
+                m = {k: median([r.get(k) for r in ok]) for k in
+                     ("cpu_percent", "server_cpu_percent", "switches_per_period", "cycle_median_us", "cycle_p99_us",
+                      "cycle_max_us", "rss_server_mib", "rss_total_mib")}
+                xr = max(r.get("xruns", 0) or 0 for r in ok) if any("xruns" in r for r in ok) else None
+                ratio = m["cpu_percent"] / base if base else None
+                lines.append(f"{w:<5}{period:>7}  {s:<28}{fmt(m['cpu_percent'], 2):>7}{fmt(ratio, 2):>7}"
+                             f"{fmt(m['server_cpu_percent'], 2):>9}{fmt(m['switches_per_period'], 2):>10}"
+                             f"{'—' if xr is None else xr:>7}{fmt(m['cycle_median_us']):>10}{fmt(m['cycle_p99_us']):>8}"
+                             f"{fmt(m['cycle_max_us']):>9}{fmt(m['rss_server_mib']):>9}{fmt(m['rss_total_mib']):>9}")
+    return "\n".join(lines)
+
+
+def thread_table(results, periods):
+    lines = ["stagebox's threads, wakeups per second (loop alone; median of the rounds):"]
+    for s in ("stagebox", "stagebox (normal priority)"):
+        for period in periods:
+            runs = [r for r in results.get((s, period, "a"), []) if "error" not in r]
+            if not runs:
+                continue
+            names = sorted({n for r in runs for n in r["server_threads"]})
+            parts = [f"{n} {median([r['server_threads'].get(n) for r in runs]):.1f}" for n in names]
+            lines.append(f"  {s}, {period} frames: " + ", ".join(parts))
+    return "\n".join(lines)
+
+
+def plot(results, system_names, periods, workloads, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(2, len(periods), figsize=(6 * len(periods), 8), squeeze=False)
+    width = 0.8 / max(1, len(system_names))
+    for col, period in enumerate(periods):
+        ax = axes[0][col]
+        for i, s in enumerate(system_names):
+            ys = [median([r.get("cpu_percent") for r in results.get((s, period, w), []) if "error" not in r]) or 0
+                  for w in workloads]
+            ax.bar([x + i * width for x in range(len(workloads))], ys, width, label=s)
+        ax.set_xticks([x + width * (len(system_names) - 1) / 2 for x in range(len(workloads))])
+        ax.set_xticklabels([f"({w})" for w in workloads])
+        ax.set_ylabel("CPU, % of one core (server + clients)")
+        ax.set_title(f"CPU per workload, {period} frames at 48 kHz")
+        ax.legend(fontsize=8)
+        ax = axes[1][col]
+        labels, p50, p99, mx = [], [], [], []
+        for s in system_names:
+            for w in workloads:
+                ok = [r for r in results.get((s, period, w), []) if "error" not in r and "cycle_median_us" in r]
+                if ok:
+                    labels.append(f"{s.replace(' (normal priority)', ' normal')} ({w})")
+                    p50.append(median([r["cycle_median_us"] for r in ok]))
+                    p99.append(median([r["cycle_p99_us"] for r in ok]))
+                    mx.append(median([r["cycle_max_us"] for r in ok]))
+        xs = range(len(labels))
+        ax.bar([x - 0.27 for x in xs], p50, 0.27, label="median")
+        ax.bar(list(xs), p99, 0.27, label="p99")
+        ax.bar([x + 0.27 for x in xs], mx, 0.27, label="max")
+        ax.axhline(period / 48000 * 1e6 * 0.25, color="red", linestyle="--", label="25 % of the period")
+        ax.set_yscale("log")
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel("cycle time, µs (log)")
+        ax.set_title(f"Cycle times where the system reports them, {period} frames")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    args = arguments()
+    os.makedirs(args.out, exist_ok=True)
+    b = {n: os.path.join(args.bin, n) for n in ("stagebox", "sine_sender", "gain_filter", "jack_bench_client")}
+    chosen = make_systems(args.systems.split(","), b)
+    periods = [int(p) for p in args.periods.split(",")]
+    workloads = args.workloads.split(",")
+    for w in workloads:
+        if w not in WORKLOADS:
+            raise SystemExit(f"sidebyside: unknown workload {w} (a, b, c, d)")
+    names = [s.name for s in chosen]
+    results = {}
+    cells = args.rounds * len(periods) * len(workloads) * len(chosen)
+    print(f"bench: {cells} cells ({args.rounds} rounds × {len(periods)} periods × {len(workloads)} workloads × "
+          f"{len(chosen)} systems), {args.warmup:g} + {args.seconds:g} s each, interleaved", file=sys.stderr)
+    for round_ in range(args.rounds):
+        for period in periods:
+            for w in workloads:
+                for s in chosen:
+                    r = run_cell(s, period, WORKLOADS[w][0], args)
+                    results.setdefault((s.name, period, w), []).append(r)
+                    status = r.get("error") or f"CPU {r['cpu_percent']:.2f} %"
+                    print(f"bench: round {round_ + 1}, {period} frames, ({w}), {s.name}: {status}", file=sys.stderr)
+    out = [f"Stagebox side by side, 48 kHz, 2 periods, {args.rounds} rounds interleaved, "
+           f"{args.seconds:g} s measured per cell; medians; CPU in % of one core per second of audio.",
+           "Workloads: " + "; ".join(f"({w}) {WORKLOADS[w][1]}" for w in workloads), "",
+           table(results, names, periods, workloads), "", thread_table(results, periods)]
+    start = cold_start(b["stagebox"])
+    out += ["", f"cold start: exec to first period {start['first_period_ms']:.1f} ms (median of {start['runs']}), "
+                f"RSS after 1 s {start['rss_mib']:.1f} MiB"]
+    if not args.no_callgrind:
+        ir = instructions_per_period(b)
+        out += ["", f"callgrind: Engine.process with 8 client ports (4 senders, 4 receivers), {ir['period']} frames: "
+                    f"{ir['per_period']:,.0f} instructions per period over {ir['calls']} periods"]
+    text = "\n".join(out)
+    print(text)
+    with open(os.path.join(args.out, "table.txt"), "w") as f:
+        f.write(text + "\n")
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({f"{k[0]}|{k[1]}|{k[2]}": v for k, v in results.items()}, f, indent=1)
+    plot(results, names, periods, workloads, os.path.join(args.out, "plot.png"))
+    print(f"bench: table and plot in {args.out} (table.txt, plot.png, results.json)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
