@@ -65,6 +65,7 @@ def run_cell(system, period, workload, args):
     try:
         system.start(cell, period, workload)
         time.sleep(args.warmup)
+        system.measuring(cell)
         pids = [cell.server.pid] + [c.pid for c in cell.clients]
         before = procstat.Sample(pids)
         t0 = time.monotonic()

@@ -107,6 +107,14 @@ directory = "{cell.workdir}"
             for a, b in zip(chain, chain[1:]):
                 cell.run([self.bin["stagebox"], "connect", a, b, "--socket", socket])
         wait_for(lambda: self._ports(cell, socket) >= senders + recorders + filters, 15, "the clients' ports")
+        self.socket = socket
+
+    def measuring(self, cell):
+        """The warm-up is over: the cycle statistics start again from here."""
+        r = subprocess.run([self.bin["stagebox"], "console", "--socket", self.socket], input="reset-stats\n",
+                           capture_output=True, text=True, timeout=10)
+        if "unknown command" in r.stdout or r.returncode != 0:
+            raise RuntimeError(f"reset-stats on the console: {r.stdout.strip()} {r.stderr.strip()}")
 
     def _ports(self, cell, socket):
         r = cell.run([self.bin["stagebox"], "ports", "--socket", socket], check=False)
@@ -132,6 +140,9 @@ directory = "{cell.workdir}"
 
 class Jack:
     name = "jackd"
+
+    def measuring(self, cell):
+        pass
 
     def __init__(self, client_binary, via_pipewire=False, realtime=True):
         self.client = client_binary
