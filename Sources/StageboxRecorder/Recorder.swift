@@ -137,6 +137,8 @@ public final class Recorder: Sendable {
     public func syncTaps() {
         tapChanges.withLock { _ in
             let needed = settings.preRollFrames > 0 || shared.withLock { $0.starting || $0.status.state == .recording }
+            // The common case, every control tick of an idle appliance: nothing to add or remove.
+            if !needed && taps.withLock({ $0.isEmpty }) { return }
             let ports = Dictionary(engine.ports.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
             for source in settings.sources {
                 let tap = taps.withLock { $0[source] }
