@@ -180,3 +180,13 @@ import StageboxRealtime
                                     + "RLIMIT_RTPRIO is 0), so it runs without real-time scheduling"))
     }
 }
+
+@Suite struct StatisticsSummaryTests {
+    @Test func theLineCarriesTheMedianAndTheP99() {
+        let stats = AudioStatistics()
+        for _ in 0..<99 { stats.recordCycle(nanos: 4000) }
+        stats.recordCycle(nanos: 900_000)
+        let line = stats.snapshot().summary
+        #expect(line.range(of: "cycle: mean=13.0 µs max=900.0 µs median=4.0 µs p99=4.0 µs ") != nil, "\(line)")
+    }
+}
