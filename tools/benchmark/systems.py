@@ -79,7 +79,7 @@ class Stagebox:
 rate = {RATE}
 period = {period}
 periods = 2
-rt_priority = {70 if self.realtime else 0}
+rt_priority = 70
 
 [bus]
 socket = "{socket}"
@@ -91,7 +91,10 @@ suspend_after = 0
 directory = "{cell.workdir}"
 
 {connect}""")
-        cell.server = cell.spawn([self.bin["stagebox"], "run", "--simulate", "--config", config], "server")
+        # At normal priority as a board whose real-time priority is refused runs: SCHED_FIFO asked
+        # for and refused (CAP_SYS_NICE dropped), so the audio thread falls back to nice 0.
+        refused = [] if self.realtime else ["setpriv", "--inh-caps", "-sys_nice", "--bounding-set", "-sys_nice"]
+        cell.server = cell.spawn(refused + [self.bin["stagebox"], "run", "--simulate", "--config", config], "server")
         wait_for(lambda: os.path.exists(socket), 10, "the stagebox bus socket")
         for i in range(senders):
             cell.clients.append(cell.spawn([self.bin["sine_sender"], socket, f"s{i}", "codec.out"], f"s{i}"))
