@@ -22,9 +22,9 @@ struct LatencyCommand: ParsableCommand {
             Plays a multi-tone signal and finds, from the phases of what comes back, the delay to a \
             fraction of a frame, the polarity, and an error bound. The figure is the time from the \
             period in which the engine plays a frame to the period in which it captures it; the part \
-            that is Stagebox's own buffering (period x periods on the playback side, one period on the \
-            capture side) is told apart from the rest (the converters and the cable). Delays are \
-            found modulo 16384 frames.
+            that is Stagebox's own buffering (period x periods: the playback buffer it writes ahead of \
+            the codec) is told apart from the rest (the converters and the cable). Delays are found \
+            modulo 16384 frames.
 
             By default it is a client of the running appliance: it connects a sender to codec.out \
             and a receiver from codec.in. With --playback and --capture it opens those PCMs itself, \
@@ -296,11 +296,16 @@ enum MeterOutcome {
 }
 
 /// Stagebox's own share of a round trip on ALSA: the playback buffer the engine writes ahead
-/// of the codec, and the capture period it waits for before it processes.
+/// of the codec. The figure is in codec frames (stream positions): what the engine plays in the
+/// cycle of capture frame f goes out at playback frame f + period × periods, behind the pre-fill,
+/// and a cable with no delay brings it back as capture frame f + period × periods. The capture
+/// period the engine waits for is wall-clock time, not a stream position, and is not in it (on
+/// `hw:Loopback` the meter finds period × periods exactly, as `jack_iodelay` finds its own
+/// buffering through jackd `-S`: tools/vm/scenarios/latency-loopback).
 struct Buffering {
     let period: Int
     let periods: Int
-    var frames: Int { period * periods + period }
+    var frames: Int { period * periods }
 }
 
 /// A measured round trip and how to print it.
@@ -320,7 +325,7 @@ struct LatencyFigure {
         ]
         if let b = buffering {
             lines.append("stagebox    \(b.frames) frames = \(ms(Double(b.frames))) ms: \(b.period) x \(b.periods) "
-                         + "of playback buffer + \(b.period) of capture")
+                         + "of playback buffer")
             let rest = r.delay - Double(b.frames)
             lines.append("the rest    \(fixed(rest, digits: 3)) frames = \(ms(rest)) ms: the converters and the cable")
         }

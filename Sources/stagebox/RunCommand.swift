@@ -42,7 +42,7 @@ struct RunCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp(
         "With --simulate: the inputs hear the outputs this many frames later, as through a loop cable, instead of --input-signal.",
-        discussion: "At least one period (less is taken as one). For `stagebox latency`, period x (periods + 1) frames "
+        discussion: "At least one period (less is taken as one). For `stagebox latency`, period x periods frames "
             + "is Stagebox's own buffering on a codec; frames beyond it stand for the converters and the cable."))
     var loop: Int?
 

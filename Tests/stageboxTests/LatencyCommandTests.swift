@@ -10,10 +10,10 @@ import Musl
 /// `stagebox latency` against a running simulated board whose codec is a loop cable
 /// (`run --simulate --loop`), and standalone on ALSA's `null` PCMs.
 @Suite(.serialized) struct LatencyCommandTests {
-    /// The board runs 64 × 2 (the defaults); a loop of 229 frames stands for a codec on ALSA
-    /// (64 × 2 + 64 frames of Stagebox's buffering) with 37 frames of converters and cable.
+    /// The board runs 64 × 2 (the defaults); a loop of 165 frames stands for a codec on ALSA
+    /// (64 × 2 frames of Stagebox's buffering, its pre-fill) with 37 frames of converters and cable.
     @Test func busModeFindsTheLoopAndSplitsOffTheBuffering() throws {
-        let board = try SimulatedBoard(arguments: ["--loop", "229"])
+        let board = try SimulatedBoard(arguments: ["--loop", "165"])
         defer { _ = board.stop() }
         // The default passthrough would play back what the cable brings: refused in words.
         let refused = try board.stagebox(["latency", "--timeout", "2"])
@@ -26,11 +26,11 @@ import Musl
         #expect(r.status == 0, "\(r.stderr)")
         let fields = try #require(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
         let frames = try #require(fields["frames"] as? Double)
-        #expect(abs(frames - 229) <= 0.05, "\(r.stdout)")
-        #expect(fields["buffering_frames"] as? Int == 192)
+        #expect(abs(frames - 165) <= 0.05, "\(r.stdout)")
+        #expect(fields["buffering_frames"] as? Int == 128)
         #expect(abs((fields["rest_frames"] as? Double ?? 0) - 37) <= 0.05)
         #expect(fields["polarity"] as? String == "normal")
-        #expect(abs((fields["ms"] as? Double ?? 0) - 229.0 / 48) <= 0.002)
+        #expect(abs((fields["ms"] as? Double ?? 0) - 165.0 / 48) <= 0.002)
         #expect((fields["error_frames"] as? Double ?? 1) <= 0.05)
         #expect(abs((fields["gain_db"] as? Double ?? 1) - 0) <= 0.1)
         print("end to end: \(r.stdout)")
@@ -38,9 +38,9 @@ import Musl
         // Other channels, by --to and --from; the text form.
         let text = try board.stagebox(["latency", "--to", "codec.out:2", "--from", "codec.in:2"])
         #expect(text.status == 0, "\(text.stderr)")
-        #expect(text.stdout.contains("round trip  229.000 frames = 4.771 ms at 48000 Hz"), "\(text.stdout)")
+        #expect(text.stdout.contains("round trip  165.000 frames = 3.438 ms at 48000 Hz"), "\(text.stdout)")
         #expect(text.stdout.contains("polarity    normal"))
-        #expect(text.stdout.contains("stagebox    192 frames = 4.000 ms: 64 x 2 of playback buffer + 64 of capture"))
+        #expect(text.stdout.contains("stagebox    128 frames = 2.667 ms: 64 x 2 of playback buffer"))
         #expect(text.stdout.contains("the rest    37.000 frames = 0.771 ms"))
 
         let missing = try board.stagebox(["latency", "--to", "nosuch.port"])
