@@ -55,8 +55,9 @@ public struct LatencyResult: Sendable {
 public struct AnalyzerSettings: Sendable {
     /// The loop's gain at the tones must be above this, dB.
     public var minimumGainDB = -70.0
-    /// The tones must stand this far above the rest of the captured signal, dB.
-    public var minimumSNRDB = 0.0
+    /// The tones must stand this far above the rest of the captured signal, dB. Below about
+    /// 3 dB the phases wander by more than a frame: such a period is not a measurement.
+    public var minimumSNRDB = 3.0
     /// Periods with signal left out at the start (and after the signal went): the first one
     /// usually holds the silence before the stimulus arrived.
     public var settlePeriods = 1
