@@ -54,7 +54,7 @@ def threads(pid):
         for line in status.splitlines():
             if line.startswith("Name:"):
                 name = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else "?"
-            elif line.endswith("ctxt_switches:") is False and "ctxt_switches:" in line:
+            elif "ctxt_switches:" in line:
                 switches += int(line.split()[1])
         out[int(tid)] = (name, switches)
     return out

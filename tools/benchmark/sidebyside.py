@@ -72,7 +72,7 @@ def run_cell(system, period, workload, args):
         time.sleep(args.seconds)
         after = procstat.Sample(pids)
         seconds = time.monotonic() - t0
-        alive = [c for c in cell.clients if c.poll() is not None]
+        ended_early = [c for c in cell.clients if c.poll() is not None]
         figures = system.stop(cell)
         cpu, switches, per_thread = procstat.difference(before, after, pids)
         server_cpu, _, _ = procstat.difference(before, after, [cell.server.pid])
@@ -83,7 +83,7 @@ def run_cell(system, period, workload, args):
             "switches_per_period": switches / periods,
             "rss_server_mib": after.rss.get(cell.server.pid, 0) / 1024,
             "rss_total_mib": sum(after.rss.values()) / 1024,
-            "clients_ended_early": len(alive),
+            "clients_ended_early": len(ended_early),
             "server_threads": {f"{name}": n / seconds for (pid, tid, name), n in per_thread.items()
                                if pid == cell.server.pid},
         })

@@ -147,7 +147,7 @@ class Jack:
     def measuring(self, cell):
         pass
 
-    def __init__(self, client_binary, via_pipewire=False, realtime=True):
+    def __init__(self, client_binary, realtime=True):
         self.client = client_binary
         self.realtime = realtime
         self.server_name = f"bench{os.getpid()}"
