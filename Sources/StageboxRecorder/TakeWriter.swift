@@ -148,7 +148,9 @@ final class TakeWriter: @unchecked Sendable {
                     preRollFrames: preRollFrames)
         let running = RunningTake(name: name, files: files.map { $0.file.path }, frames: 0, bytes: 0,
                                   seconds: 0, droppedFrames: 0, markers: 0)
-        recorder.shared.withLock { $0.status.startLatencyMs = nil }
+        // The running take is published before the answer: whoever was answered "recording"
+        // (a console script's next `record stop`) finds the take in the status at once.
+        recorder.shared.withLock { $0.status.startLatencyMs = nil; $0.status.take = running }
         recorder.logger.info("recorder: take \(name) started: \(files.map { $0.file.path }.joined(separator: ", "))")
         recorder.announce(.recording, answer: .success(running))
         if let preRollFailure { end(reason: "writing the pre-roll: \(preRollFailure)") }
