@@ -7,6 +7,9 @@ let package = Package(
         .executable(name: "stagebox", targets: ["stagebox"]),
         // The C client library: include/stagebox_client.h, linked as -lStageboxClientC.
         .library(name: "StageboxClientC", type: .dynamic, targets: ["StageboxClientC"]),
+        // The ALSA PCM plugin `type stagebox` (libasound_module_pcm_stagebox.so): every ALSA
+        // program on the bus. tools/setup installs it where alsa-lib looks for plugins.
+        .library(name: "asound_module_pcm_stagebox", type: .dynamic, targets: ["StageboxALSAPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -72,6 +75,12 @@ let package = Package(
         ]),
         // The C client library's implementation (the header is include/stagebox_client.h).
         .target(name: "StageboxClientC", dependencies: ["StageboxClient"]),
+        // The ALSA plugin's entry point (C, on alsa-lib's ioplug API) over the C client library
+        // (its include/ links to the library's header).
+        .target(name: "StageboxALSAPlugin", dependencies: ["StageboxClientC", "CALSA"],
+                exclude: ["50-stagebox.conf"], // the `pcm.stagebox` definition tools/setup installs
+                // PIC: alsa-lib's plugin macros then export the versioned entry point dlopen checks.
+                cSettings: [.define("PIC")]),
         // Takes: one WAV per source from the audio thread's rings, written to survive a power cut.
         .target(name: "StageboxRecorder", dependencies: [
             "StageboxEngine", "StageboxRealtime", "StageboxSystem", "StageboxAudioFiles",
@@ -111,6 +120,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // A test program: drives an ALSA PCM with alsa-lib's snd_pcm_* calls (the plugin's tests).
+        .executableTarget(name: "pcm-probe", dependencies: ["CALSA"], path: "Tests/PCMProbe"),
         // Helpers shared by the test targets.
         .target(name: "StageboxTestSupport", path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
@@ -129,6 +140,9 @@ let package = Package(
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),
         .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol", "StageboxSystem", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxSystemTests", dependencies: ["StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
+        .testTarget(name: "StageboxALSAPluginTests", dependencies: [
+            "StageboxALSAPlugin", "pcm-probe", "stagebox", "StageboxAudioFiles", "StageboxTestSupport",
+        ]),
         .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient", "StageboxSystem"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxDriversTests", dependencies: [

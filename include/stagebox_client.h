@@ -38,6 +38,10 @@ stagebox_client *stagebox_connect(const char *socket_path, const char *client_na
 void stagebox_disconnect(stagebox_client *client);
 int stagebox_bus_sample_rate(const stagebox_client *client);
 int stagebox_bus_period(const stagebox_client *client);
+/* 1 when the connection to the bus is lost (stagebox stopped or restarted), with the reason in
+ * the error buffer; 0 while it works. Ports of a lost connection take and give nothing: connect
+ * again. */
+int stagebox_connection_lost(const stagebox_client *client, char *error, size_t error_size);
 
 /* The bus. Port names are "client.port"; built in: codec.in, codec.out, tone. A connection's
  * ends are a port or one of its channels, "port:channel" from 1 (codec.in:1). */
@@ -110,6 +114,16 @@ int stagebox_wait_space(stagebox_port *sender, int frames, int timeout_ms);
 int stagebox_wait_data(stagebox_port *receiver, int frames, int timeout_ms);
 /* Waits until the bus has taken everything sent (or the timeout); 1 when drained. */
 int stagebox_drain(stagebox_port *sender, int timeout_ms);
+
+/* Waiting in a poll loop of the program's own, beside its other descriptors: the bus signals
+ * the port's descriptor (readable, POLLIN) after every period in which it took from a sender or
+ * delivered to a receiver. stagebox_port_take_wakeups clears it; a program that sends or receives
+ * when woken there is paced by the bus (its clock is the bus's, as with the wait calls). */
+int stagebox_port_descriptor(const stagebox_port *port);
+void stagebox_port_take_wakeups(stagebox_port *port);
+/* Frames between the program and the bus, in the program's frames at its own rate: for a sender,
+ * sent and not yet taken by the bus; for a receiver, delivered and not yet received. */
+int stagebox_port_pending(const stagebox_port *port);
 
 /* Statistics of a port. */
 typedef struct {

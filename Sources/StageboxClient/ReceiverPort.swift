@@ -60,6 +60,19 @@ public final class ReceiverPort {
     /// Whether samples are being converted (different rates, or a measured drift).
     public var isConverting: Bool { adapter.engaged }
 
+    /// Frames the bus has delivered that the program has not received yet, in the program's
+    /// frames (the ring's, converted, and what the converter has ready).
+    public var pendingFrames: Int { Int((Double(ring.available) * adapter.ratio).rounded(.down)) + fifoFrames }
+
+    /// The descriptor the bus signals after every period it has delivered (see `SenderPort`).
+    public var wakeupDescriptor: Int32 { wake.descriptor }
+
+    /// Takes the pending wakeups; a program that receives when woken is paced by the bus.
+    public func takeWakeups() {
+        wake.drain()
+        drift.noteBusWait(at: monotonicNanoseconds())
+    }
+
     /// Fills `frames` interleaved frames from the bus. When the bus has not delivered enough,
     /// the rest is silence, an underrun is counted, and false is returned. Never blocks.
     @discardableResult

@@ -78,6 +78,22 @@ public final class SenderPort {
         return (taken, clock.codecFrame)
     }
 
+    /// Frames sent that the bus has not taken yet, in the program's frames (what the ring
+    /// holds, converted back to the program's rate).
+    public var pendingFrames: Int { Int((Double(ring.available) / adapter.ratio).rounded()) }
+
+    /// The descriptor the bus signals after every period it has taken from this port (readable
+    /// with POLLIN), for a program that waits in its own `poll` beside other descriptors.
+    public var wakeupDescriptor: Int32 { wake.descriptor }
+
+    /// Takes the wakeups pending on `wakeupDescriptor`. A program that sends when woken there is
+    /// paced by the bus, as one that waits in `waitForSpace` is: its clock is the bus's, and at
+    /// equal rates its samples pass bit for bit.
+    public func takeWakeups() {
+        wake.drain()
+        drift.noteBusWait(at: monotonicNanoseconds())
+    }
+
     /// Puts `frames` interleaved Float32 frames on the bus.
     ///
     /// The bus starts taking the port's audio once two of the program's blocks are waiting

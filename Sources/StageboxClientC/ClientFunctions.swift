@@ -61,3 +61,11 @@ public func stagebox_fire_trigger(_ client: OpaquePointer?, _ name: UnsafePointe
     let c = borrow(client, as: ClientHandle.self).client
     return cRequest(errorBuffer, size) { () throws(BusClientError) in try c.fireTrigger(String(cString: name)) }
 }
+
+@_cdecl("stagebox_connection_lost")
+public func stagebox_connection_lost(_ client: OpaquePointer?, _ errorBuffer: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int32 {
+    guard let client else { return 1 }
+    guard let why = borrow(client, as: ClientHandle.self).client.connection.lostReason else { return 0 }
+    report("connection to stagebox lost: \(why)", errorBuffer, size)
+    return 1
+}

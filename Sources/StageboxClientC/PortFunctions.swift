@@ -151,3 +151,25 @@ public func stagebox_port_get_stats(_ port: OpaquePointer?, _ stats: UnsafeMutab
     stats.storeBytes(of: value.fillFrames, toByteOffset: 16, as: Int32.self)
     stats.storeBytes(of: value.ratio, toByteOffset: 24, as: Double.self)
 }
+
+@_cdecl("stagebox_port_descriptor")
+public func stagebox_port_descriptor(_ port: OpaquePointer?) -> Int32 {
+    guard let port else { return -1 }
+    let p = borrow(port, as: PortHandle.self)
+    return p.sender?.wakeupDescriptor ?? p.receiver?.wakeupDescriptor ?? -1
+}
+
+@_cdecl("stagebox_port_take_wakeups")
+public func stagebox_port_take_wakeups(_ port: OpaquePointer?) {
+    guard let port else { return }
+    let p = borrow(port, as: PortHandle.self)
+    p.sender?.takeWakeups()
+    p.receiver?.takeWakeups()
+}
+
+@_cdecl("stagebox_port_pending")
+public func stagebox_port_pending(_ port: OpaquePointer?) -> Int32 {
+    guard let port else { return -1 }
+    let p = borrow(port, as: PortHandle.self)
+    return Int32(clamping: p.sender?.pendingFrames ?? p.receiver?.pendingFrames ?? -1)
+}

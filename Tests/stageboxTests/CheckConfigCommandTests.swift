@@ -154,3 +154,4 @@ func repositoryFile(_ relative: String) -> String {
 }
 
 import Foundation
+import StageboxTestSupport

@@ -1,5 +1,4 @@
 import Foundation
-import StageboxTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -8,10 +7,10 @@ import Musl
 #endif
 
 /// A `stagebox run --simulate` child process with its bus on a private socket.
-final class SimulatedBoard {
-    let scratch: Scratch
-    let socket: String
-    let process = Process()
+public final class SimulatedBoard {
+    public let scratch: Scratch
+    public let socket: String
+    public let process = Process()
     private let log = Pipe()
 
     /// - Parameters:
@@ -20,10 +19,12 @@ final class SimulatedBoard {
     ///   - arguments: more arguments for `stagebox run`.
     ///   - realtimePriority: the audio thread's SCHED_FIFO priority (0 = normal scheduling).
     ///   - environment: more environment variables for the board.
-    init(speed: Double = 1, config: String = "", arguments: [String] = [], realtimePriority: Int = 0,
-         environment: [String: String] = [:]) throws {
+    ///   - socketPath: the bus socket (default: in the board's scratch folder); a board started
+    ///     where a killed one listened stands for the bus restarting.
+    public init(speed: Double = 1, config: String = "", arguments: [String] = [], realtimePriority: Int = 0,
+         environment: [String: String] = [:], socketPath: String? = nil) throws {
         scratch = try Scratch()
-        socket = scratch.path("bus.sock")
+        socket = socketPath ?? scratch.path("bus.sock")
         let file = try scratch.write("board.toml", """
             [audio]
             rt_priority = \(realtimePriority)
@@ -43,12 +44,12 @@ final class SimulatedBoard {
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
     }
 
-    func stagebox(_ arguments: [String]) throws -> StageboxProcess.Result {
+    public func stagebox(_ arguments: [String]) throws -> StageboxProcess.Result {
         try StageboxProcess.run(arguments + ["--socket", socket])
     }
 
     /// Starts a `stagebox` client command against this board and returns it running.
-    func start(_ arguments: [String]) throws -> Process {
+    public func start(_ arguments: [String]) throws -> Process {
         let p = Process()
         p.executableURL = StageboxProcess.binary
         p.arguments = arguments + ["--socket", socket]
@@ -59,13 +60,13 @@ final class SimulatedBoard {
     }
 
     /// Descriptors the board process has open.
-    var openDescriptors: Int {
+    public var openDescriptors: Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
     }
 
-    var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { process.isRunning }
 
-    func stop() -> String {
+    public func stop() -> String {
         process.interrupt()
         process.waitUntilExit()
         scratch.remove()
@@ -74,14 +75,14 @@ final class SimulatedBoard {
 }
 
 /// What a finished child process printed.
-func output(of process: Process) -> (stdout: String, stderr: String) {
+public func output(of process: Process) -> (stdout: String, stderr: String) {
     let out = (process.standardOutput as? Pipe).map { readTextToEnd($0.fileHandleForReading.fileDescriptor) } ?? ""
     let err = (process.standardError as? Pipe).map { readTextToEnd($0.fileHandleForReading.fileDescriptor) } ?? ""
     return (out, err)
 }
 
 /// Polls `condition` every 50 ms for up to `seconds`; true as soon as it holds.
-func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+public func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
     let end = Date().addingTimeInterval(seconds)
     while Date() < end {
         if condition() { return true }

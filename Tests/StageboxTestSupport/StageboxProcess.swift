@@ -1,17 +1,16 @@
-import StageboxTestSupport
 import Foundation
 
 /// Runs the `stagebox` binary built next to the test bundle, or the one `STAGEBOX_BINARY`
 /// names (tools/test points it at the fully static release build from tools/build-static).
-struct StageboxProcess {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var seconds: Double
+public struct StageboxProcess {
+    public struct Result {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+        public var seconds: Double
     }
 
-    static var binary: URL {
+    public static var binary: URL {
         if let path = ProcessInfo.processInfo.environment["STAGEBOX_BINARY"], !path.isEmpty {
             return URL(fileURLWithPath: path)
         }
@@ -19,7 +18,7 @@ struct StageboxProcess {
         return exe.deletingLastPathComponent().appendingPathComponent("stagebox")
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:],
+    public static func run(_ arguments: [String], environment: [String: String] = [:],
                     timeout: TimeInterval = 60) throws -> Result {
         let process = Process()
         process.executableURL = binary
@@ -50,21 +49,21 @@ struct StageboxProcess {
 }
 
 /// A fresh temporary folder, removed by `remove()`.
-struct Scratch {
-    let url: URL
+public struct Scratch {
+    public let url: URL
 
-    init() throws {
+    public init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("stagebox-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
     @discardableResult
-    func write(_ name: String, _ text: String) throws -> String {
+    public func write(_ name: String, _ text: String) throws -> String {
         try text.write(toFile: path(name), atomically: true, encoding: .utf8)
         return path(name)
     }
 
-    func remove() { try? FileManager.default.removeItem(at: url) }
+    public func remove() { try? FileManager.default.removeItem(at: url) }
 }

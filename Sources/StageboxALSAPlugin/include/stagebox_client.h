@@ -1,0 +1,1 @@
+../../../include/stagebox_client.h

@@ -1,0 +1,211 @@
+import Foundation
+import StageboxAudioFiles
+import StageboxTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The ALSA plugin `type stagebox` under real ALSA programs: what README's `aplay -D stagebox`
+/// and `arecord -D stagebox` promise, with a simulated board behind the bus.
+@Suite(.serialized) struct ALSAPluginTests {
+    /// `stagebox record` into rec.in, which `aplay -D stagebox:NAME=…,SINK=rec.in` connects its
+    /// port to before its first frame.
+    private func recordAplay(_ board: SimulatedBoard, _ alsa: ALSAPrograms, file: String, name: String,
+                             into recording: String) throws -> (aplay: ALSAPrograms.Result, record: String) {
+        let recorder = try board.start(["record", recording, "--port", "rec.in", "--encoding", "PCM_16", "--seconds", "600"])
+        #expect(waitFor(10) { (try? board.stagebox(["ports"]).stdout.contains("rec.in")) == true })
+        let aplay = try alsa.run("aplay", ["-D", "stagebox:NAME=\(name),SINK=rec.in", file])
+        usleep(300_000)
+        recorder.interrupt()
+        recorder.waitUntilExit()
+        return (aplay, output(of: recorder).stdout)
+    }
+
+    /// 30 s of 16-bit stereo noise at the bus's rate: the recording holds every sample, bit for
+    /// bit, in order, after the silence before the first.
+    @Test func aplayOfThirtySecondsArrivesBitExact() throws {
+        let board = try SimulatedBoard(speed: 4)
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove(); _ = board.stop() }
+        let input = board.scratch.path("noise.wav")
+        let frames = 30 * 48000
+        var x: UInt32 = 7
+        var samples = [Float](repeating: 0, count: frames * 2)
+        for i in 0..<samples.count {
+            x = x &* 22_695_477 &+ 1
+            samples[i] = Float(Int16(truncatingIfNeeded: x >> 16) | 1) / 32768 // never 0: the start is unambiguous
+        }
+        let writer = try AudioFileWriter(path: input, sampleRate: 48000, channels: 2, encoding: .pcm16)
+        try writer.write(samples)
+        try writer.close()
+
+        let output = board.scratch.path("rec.wav")
+        let (aplay, record) = try recordAplay(board, alsa, file: input, name: "noise", into: output)
+        #expect(aplay.status == 0, "\(aplay.output)")
+        #expect(!aplay.output.contains("underrun"), "\(aplay.output)")
+        #expect(record.contains("underruns 0, overruns 0"), "\(record)")
+        let got = try AudioFileReader(path: output).readAll()
+        let start = got.firstIndex { $0 != 0 } ?? got.count
+        #expect(got.count - start >= samples.count, "the recording has \((got.count - start) / 2) of \(frames) frames")
+        let mismatch = zip(got[start...], samples).enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(mismatch == nil, "frame \((mismatch?.offset ?? 0) / 2) differs")
+    }
+
+    /// Other rates are converted by the client library: a 10 s tone at 44.1 kHz and at 16 kHz
+    /// lasts 10 s on the bus and keeps its pitch.
+    @Test(arguments: [44100, 16000]) func aplayAtAnotherRateKeepsPitchAndLength(rate: Int) throws {
+        let board = try SimulatedBoard(speed: 4)
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove(); _ = board.stop() }
+        let input = board.scratch.path("tone.wav")
+        try writeSine(input, rate: rate, channels: 1, frequency: 1000, seconds: 10)
+        let output = board.scratch.path("rec.wav")
+        let (aplay, record) = try recordAplay(board, alsa, file: input, name: "tone\(rate)", into: output)
+        #expect(aplay.status == 0, "\(aplay.output)")
+        #expect(record.contains("underruns 0"), "\(record)")
+        let heard = try sounding(output)
+        #expect(abs(heard.seconds - 10) < 0.03, "\(heard.seconds) s")
+        #expect(abs(heard.frequency - 1000) < 0.5, "\(heard.frequency) Hz")
+    }
+
+    /// `arecord -D stagebox -f S16_LE -r 16000 -c 1` of codec.in: the simulated board's 440 Hz
+    /// input, for exactly the seconds asked.
+    @Test func arecordOfTheCodecInputs() throws {
+        let board = try SimulatedBoard()
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove(); _ = board.stop() }
+        let output = board.scratch.path("in.wav")
+        let r = try alsa.run("arecord", ["-D", "stagebox", "-f", "S16_LE", "-r", "16000", "-c", "1", "-d", "3", output])
+        #expect(r.status == 0, "\(r.output)")
+        let reader = try AudioFileReader(path: output)
+        #expect(reader.sampleRate == 16000 && reader.channels == 1)
+        #expect(try reader.readAll().count == 3 * 16000)
+        let heard = try sounding(output)
+        #expect(abs(heard.frequency - 440) < 0.5, "\(heard.frequency) Hz")
+        #expect(heard.seconds > 2.8, "\(heard.seconds) s of sound")
+    }
+
+    /// sox's ALSA output, 24-bit at 96 kHz (sox picks the format it can): the tone arrives whole.
+    @Test func soxPlaysThroughThePlugin() throws {
+        let board = try SimulatedBoard(speed: 4)
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove(); _ = board.stop() }
+        let output = board.scratch.path("rec.wav")
+        let recorder = try board.start(["record", output, "--port", "rec.in", "--encoding", "PCM_16", "--seconds", "600"])
+        #expect(waitFor(10) { (try? board.stagebox(["ports"]).stdout.contains("rec.in")) == true })
+        let sox = try alsa.run("sox", ["-n", "-r", "96000", "-b", "24", "-c", "2", "-t", "alsa", "stagebox:NAME=soxer,SINK=rec.in",
+                                       "synth", "5", "sine", "1000", "vol", "0.5"])
+        usleep(300_000)
+        recorder.interrupt()
+        recorder.waitUntilExit()
+        #expect(sox.status == 0, "\(sox.output)")
+        let heard = try sounding(output)
+        #expect(abs(heard.seconds - 5) < 0.03, "\(heard.seconds) s")
+        #expect(abs(heard.frequency - 1000) < 0.5, "\(heard.frequency) Hz")
+    }
+
+    /// `speaker-test -D stagebox` for two channels' worth (about 11 s) in real time: no xrun.
+    @Test func speakerTestRunsWithoutXruns() throws {
+        let board = try SimulatedBoard()
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove(); _ = board.stop() }
+        let r = try alsa.run("speaker-test", ["-D", "stagebox", "-c", "2", "-t", "sine", "-l", "1"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.seconds >= 10, "\(r.seconds) s")
+        for word in ["underrun", "xrun", "error", "Error"] { #expect(!r.output.contains(word), "\(r.output)") }
+    }
+
+    /// snd_pcm_delay of playback plus capture, read when an impulse is written, against where the
+    /// impulse comes back through the simulated board's loop cable.
+    @Test func delayMatchesTheMeasuredRoundTrip() throws {
+        let board = try SimulatedBoard(arguments: ["--loop", "1000"])
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove(); _ = board.stop() }
+        #expect(try board.stagebox(["disconnect", "codec.in", "codec.out"]).status == 0)
+        let r = try alsa.run("pcm-probe", ["latency", "stagebox", "1000"], timeout: 30)
+        #expect(r.status == 0, "\(r.output)")
+        let f = figures(r.output)
+        let measured = try #require(f["measured"]), reported = try #require(f["reported"])
+        #expect(measured > 0, "\(r.output)")
+        // Within one bus period (the board's 64 frames): the ring is read between two periods.
+        #expect(abs(measured - reported) <= 64, "\(r.output)")
+        print("plugin delay: reported \(Int(reported)) frames, measured \(Int(measured)) (\(r.output.split(separator: "\n").joined(separator: " ")))")
+    }
+
+    /// A non-blocking poll loop: woken about once per period (no busy loop), never told POLLOUT
+    /// without a period's room; pause stops the hardware pointer, resume restarts it; drain
+    /// returns once the bus has everything.
+    @Test func pollPauseAndDrainBehaveAsADevice() throws {
+        let board = try SimulatedBoard()
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove(); _ = board.stop() }
+        let r = try alsa.run("pcm-probe", ["poll", "stagebox", "4"], timeout: 30)
+        #expect(r.status == 0, "\(r.output)")
+        let f = figures(r.output)
+        let periodsPerSecond = 44100.0 / 1024
+        #expect(try #require(f["wakeups_per_second"]) <= 2 * periodsPerSecond, "\(r.output)")
+        #expect(f["pollout_without_room"] == 0, "\(r.output)")
+        #expect(f["timeouts"] == 0, "\(r.output)")
+        #expect(f["xruns"] == 0, "\(r.output)")
+        #expect(f["paused_moved"] == 0, "\(r.output)")
+        #expect(try #require(f["resumed_moved"]) > 1024, "\(r.output)")
+        let expected = try #require(f["drain_expected_ms"]), drain = try #require(f["drain_ms"])
+        #expect(drain >= expected - 30 && drain <= expected + 1000, "\(r.output)")
+        print("plugin poll loop: \(r.output.split(separator: "\n").joined(separator: " "))")
+    }
+
+    /// No bus: snd_pcm_open fails at once with the reason, naming the socket.
+    @Test func noBusIsAClearErrorFromOpen() throws {
+        let board = try SimulatedBoard()
+        _ = board.stop()
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove() }
+        let r = try alsa.run("aplay", ["-D", "stagebox", "/dev/null"], timeout: 10)
+        #expect(r.status != 0)
+        #expect(r.seconds < 5)
+        #expect(r.output.contains("no stagebox is running at \(board.socket)"), "\(r.output)")
+    }
+
+    /// A port that is not there, and a field the plugin does not know: the error names them.
+    @Test func badArgumentsAreNamed() throws {
+        let board = try SimulatedBoard()
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove(); _ = board.stop() }
+        let input = board.scratch.path("tone.wav")
+        try writeSine(input, rate: 48000, channels: 2, frequency: 440, seconds: 1)
+        let missing = try alsa.run("aplay", ["-D", "stagebox:SINK=nosuch.port", input], timeout: 10)
+        #expect(missing.status != 0)
+        #expect(missing.output.contains("to nosuch.port"), "\(missing.output)")
+        try alsa.home.write("extra.conf", "pcm.odd { type stagebox colour blue }\n")
+        let conf = try String(contentsOfFile: alsa.home.path(".asoundrc"), encoding: .utf8)
+        try alsa.home.write(".asoundrc", conf + "<\(alsa.home.path("extra.conf"))>\n")
+        let unknown = try alsa.run("aplay", ["-D", "odd", input], timeout: 10)
+        #expect(unknown.status != 0)
+        #expect(unknown.output.contains("unknown field colour"), "\(unknown.output)")
+    }
+
+    /// The bus killed and started again under a playing aplay: aplay sees an xrun, its
+    /// snd_pcm_prepare connects again, and it plays to the end on the new bus.
+    @Test func aplaySurvivesTheBusRestarting() throws {
+        let board = try SimulatedBoard()
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove() }
+        let input = board.scratch.path("tone.wav")
+        try writeSine(input, rate: 48000, channels: 2, frequency: 440, seconds: 6)
+        let aplay = try alsa.start("aplay", ["-D", "stagebox:NAME=player", input])
+        #expect(waitFor(10) { (try? board.stagebox(["ports"]).stdout.contains("player.out")) == true })
+        usleep(1_000_000)
+        kill(board.process.processIdentifier, SIGKILL)
+        board.process.waitUntilExit()
+        let again = try SimulatedBoard(socketPath: board.socket)
+        defer { _ = again.stop(); board.scratch.remove() }
+        #expect(waitFor(5) { (try? again.stagebox(["ports"]).stdout.contains("player.out")) == true })
+        aplay.waitUntilExit()
+        let out = output(of: aplay).stdout
+        #expect(aplay.terminationStatus == 0, "\(out)")
+    }
+}
