@@ -85,10 +85,10 @@ final class Sequencer: @unchecked Sendable {
         }
     }
 
-    /// Sends `message` from "MIDI out" to everything connected to it; an alsa-lib error code
-    /// (negative) or 0.
-    func send(_ message: MIDIMessage) -> Int32 {
-        var event = message.event(from: outPort)
+    /// Sends `message` from "MIDI out" to `destination`, or to everything connected to it
+    /// (nil); an alsa-lib error code (negative) or 0.
+    func send(_ message: MIDIMessage, to destination: SequencerAddress? = nil) -> Int32 {
+        var event = message.event(from: outPort, to: destination)
         let rc = snd_seq_event_output_direct(handle, &event)
         return rc < 0 ? rc : 0
     }

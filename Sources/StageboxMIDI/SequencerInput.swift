@@ -78,13 +78,14 @@ public enum SequencerInput: Sendable, Equatable {
 }
 
 extension MIDIMessage {
-    /// The message as a direct event from `port` to all its subscribers.
-    func event(from port: Int32) -> snd_seq_event_t {
+    /// The message as a direct event from `port` to `destination`, or to all the port's
+    /// subscribers (nil).
+    func event(from port: Int32, to destination: SequencerAddress? = nil) -> snd_seq_event_t {
         var event = snd_seq_event_t()
         event.queue = UInt8(SND_SEQ_QUEUE_DIRECT)
         event.source.port = UInt8(truncatingIfNeeded: port)
-        event.dest.client = UInt8(SND_SEQ_ADDRESS_SUBSCRIBERS)
-        event.dest.port = UInt8(SND_SEQ_ADDRESS_UNKNOWN)
+        event.dest.client = destination.map { UInt8(truncatingIfNeeded: $0.client) } ?? UInt8(SND_SEQ_ADDRESS_SUBSCRIBERS)
+        event.dest.port = destination.map { UInt8(truncatingIfNeeded: $0.port) } ?? UInt8(SND_SEQ_ADDRESS_UNKNOWN)
         switch self {
         case let .noteOn(channel, note, velocity), let .noteOff(channel, note, velocity):
             let on = if case .noteOn = self { true } else { false }
