@@ -40,3 +40,27 @@ import Testing
                 "\(r.stdout)\(r.stderr)")
     }
 }
+
+/// The README's `[midi]` example, as written.
+@Suite struct MIDIReadmeTests {
+    @Test func theReadmesMIDIExampleIsValid() throws {
+        let readme = try String(contentsOfFile: repositoryFile("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "```toml\n[midi]\n"))
+        let end = try #require(readme.range(of: "\n```", range: start.upperBound..<readme.endIndex))
+        let example = String(readme[readme.index(start.lowerBound, offsetBy: 8)..<end.lowerBound])
+        #expect(example.contains("cc = 64 "))
+        let s = try Scratch()
+        defer { s.remove() }
+        let r = try StageboxProcess.run(["check-config", try s.write("readme.toml", example)])
+        #expect(r.status == 0 && r.stdout.isEmpty, "\(r.stdout)")
+    }
+
+    @Test func withoutMIDISectionNoSequencerIsOpened() throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        let config = try s.write("plain.toml", "[audio]\nrt_priority = 0\n")
+        let r = try StageboxProcess.run(["run", "--simulate", "--config", config, "--frames", "2400"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.stderr.contains("midi:"), "\(r.stderr)")
+    }
+}
