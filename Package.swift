@@ -90,6 +90,12 @@ let package = Package(
         .target(name: "StageboxControls", dependencies: [
             "CGPIOD", "CLinux", "StageboxSystem", "StageboxRealtime", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system"),
         ]),
+        // The ALSA sequencer client "Stagebox": notes and controllers fire triggers, their
+        // states go back out as notes and controllers (a controller's pad LEDs).
+        .target(name: "StageboxMIDI", dependencies: [
+            "CALSA", "CLinux", "StageboxControls", "StageboxSystem", "StageboxRealtime",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The watchdog and the audio lifecycle.
         .target(name: "StageboxWatchdog", dependencies: [
             "CLinux", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
@@ -113,7 +119,7 @@ let package = Package(
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
-            "StageboxLifecycle", "StageboxRecorder",
+            "StageboxLifecycle", "StageboxRecorder", "StageboxMIDI",
             "StageboxLogging", "StageboxFormatting", "StageboxPortRules", "StageboxLatency",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -134,6 +140,7 @@ let package = Package(
         ]),
         .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
+        .testTarget(name: "StageboxMIDITests", dependencies: ["StageboxMIDI", "StageboxControls", "CALSA"]),
         .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxRealtime"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),

@@ -41,7 +41,7 @@ extension ConfigParser {
 
     /// Reads each table of the array `[[section]]` with `read`; each entry says whether it has
     /// a problem (it is then left out, as a connection is, after the check for shared lines).
-    private mutating func readArray<Entry>(_ value: TOMLValueConvertible, section: String, what: String,
+    mutating func readArray<Entry>(_ value: TOMLValueConvertible, section: String, what: String,
                                            _ read: (inout ConfigParser, TOMLTable, Int) -> Entry) -> [(entry: Entry, ok: Bool)] {
         guard let array = value.array else {
             problems.append(.init(file: file, line: lines.line(section: section), key: section,

@@ -57,9 +57,10 @@ public struct ConfigParser {
             case "connect": config.connections = readConnections(root[key]!)
             case "button": buttons = readButtons(root[key]!)
             case "led": leds = readLEDs(root[key]!)
+            case "midi": if let t = table(root, key) { config.midi = readMIDI(t) }
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
-                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]]"))
+                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]]"))
             }
         }
         // Checks across sections: a tone at or above half the rate would alias to another pitch.

@@ -11,6 +11,8 @@ public struct StageboxConfiguration: Sendable, Equatable {
     public var connections: [ConnectEntry] = [ConnectEntry(from: "codec.in", to: "codec.out")]
     public var buttons: [ButtonEntry] = []
     public var leds: [LEDEntry] = []
+    /// `[midi]` and `[[midi.map]]`; nil when the file has neither (no sequencer is opened).
+    public var midi: MIDISection?
 
     public init() {}
 
@@ -156,7 +158,7 @@ public struct ButtonEntry: Sendable, Equatable {
     public var press = ""
     public var release = ""
     public var longPress = ""
-    public var longPressMs = 600
+    public var longPressMs = ButtonEntry.defaultLongPressMs
     /// Where the entry stands in its file, and which `[[button]]` it is (from 1).
     public var sourceLine: Int
     public var number: Int
@@ -171,6 +173,7 @@ public struct ButtonEntry: Sendable, Equatable {
     public static let biases = ["pull-up", "pull-down", "disable", "as-is"]
     public static let debounceRange = 0...1000
     public static let longPressRange = 100...10_000
+    public static let defaultLongPressMs = 600
 }
 
 /// `[[led]]`: an LED on a GPIO line that shows a trigger's state.

@@ -36,6 +36,7 @@ public struct Console: Sendable {
         .init(name: "record", usage: "record start|stop", summary: "start or stop a take"),
         .init(name: "takes", usage: "takes", summary: "the last takes with length, size and any repairs"),
         .init(name: "buttons", usage: "buttons", summary: "the buttons, their lines' levels and triggers"),
+        .init(name: "midi", usage: "midi", summary: "the MIDI peers connected and the events counted"),
         .init(name: "reset-stats", usage: "reset-stats", summary: "zero the statistics and the xrun list"),
         .init(name: "suspend", usage: "suspend", summary: "close the codec now (refused while in use)"),
         .init(name: "resume", usage: "resume", summary: "open the codec again"),
@@ -113,6 +114,7 @@ public struct Console: Sendable {
             }
         case ("triggers", 0): return triggers()
         case ("buttons", 0): return buttons()
+        case ("midi", 0): return context.midi?.joined(separator: "\n") ?? "no MIDI configured (see [midi] in the README)"
         case ("exit", 0), ("quit", 0):
             // Reached only where the line is not taken first: the terminal stagebox runs in
             // stops it, `stagebox console` leaves, and a serial console says it cannot.
@@ -170,6 +172,7 @@ public struct Console: Sendable {
         ]
         if let dog = c.watchdog { lines.append("watchdog    \(dog)") }
         if let recorder = c.recorderStatus { lines.append("recorder    \(recorder)") }
+        if let midi = c.midiStatus { lines.append("midi        \(midi)") }
         return lines.joined(separator: "\n")
     }
 

@@ -92,6 +92,10 @@ public protocol ConsoleContext: Sendable {
     var recorderStatus: String? { get }
     /// The configured buttons with their debounced levels.
     var buttons: [ButtonWatcher.Status] { get }
+    /// MIDI's line for `status` (peers and counters); nil without `[midi]`.
+    var midiStatus: String? { get }
+    /// The answer of `midi`: the client, its peers, the counters; nil without `[midi]`.
+    var midi: [String]? { get }
 }
 
 extension ConsoleContext {
@@ -103,4 +107,6 @@ extension ConsoleContext {
     public var takes: [String] { [] }
     public var recorderStatus: String? { nil }
     public var buttons: [ButtonWatcher.Status] { [] }
+    public var midiStatus: String? { nil }
+    public var midi: [String]? { nil }
 }

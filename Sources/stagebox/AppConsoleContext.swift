@@ -32,13 +32,14 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let lifecycle: LifecycleController
     let recording: Recording
     let controls: RunningControls
+    let runningMIDI: RunningMIDI?
     /// The last `historyLength` events of the audio thread, oldest first.
     private let history = Mutex<Deque<XrunRecord>>([])
     private let historyLength = 32
 
     init(loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
          server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController,
-         recording: Recording, controls: RunningControls) {
+         recording: Recording, controls: RunningControls, midi: RunningMIDI?) {
         let audio = loaded.config.audio
         self.driver = driver
         sampleRate = audio.rate
@@ -53,6 +54,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         self.lifecycle = lifecycle
         self.recording = recording
         self.controls = controls
+        runningMIDI = midi
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "
@@ -77,6 +79,14 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
                 + "long_press=\(b.longPress.isEmpty ? "-" : "\(b.longPress) (\(b.longPressMs) ms)")"
         }
         lines += loaded.config.leds.map { "[[led]] \($0.chip):\($0.line) active=\($0.active) trigger=\($0.trigger)" }
+        if let m = loaded.config.midi {
+            lines.append("[midi] connect=\(RunningMIDI.describe(m.connect))")
+            lines += m.maps.map { e in
+                "[[midi.map]] " + (e.note.map { "note=\($0)" } ?? "cc=\(e.cc ?? 0)") + " channel=\(e.channel.map { "\($0)" } ?? "any") "
+                    + "press=\(e.press.isEmpty ? "-" : e.press) release=\(e.release.isEmpty ? "-" : e.release) "
+                    + "long_press=\(e.longPress.isEmpty ? "-" : "\(e.longPress) (\(e.longPressMs) ms)")"
+            }
+        }
         lines += loaded.problems.isEmpty ? ["no problems"] : ["problems (the defaults are in effect):"]
             + loaded.problems.map { "  \($0)" }
         configuration = lines
@@ -100,6 +110,9 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     }
 
     var buttons: [ButtonWatcher.Status] { controls.buttons?.statuses ?? [] }
+
+    var midiStatus: String? { runningMIDI?.statusLine }
+    var midi: [String]? { runningMIDI?.lines }
 
     var lifecycleChanges: [String] {
         let start = Double(startedAt) / 1e9

@@ -113,11 +113,14 @@ struct RunCommand: ParsableCommand {
         // Buttons fire triggers, LEDs show them: each on a thread of its own, never the audio thread.
         let controls = RunningControls.start(configuration, triggers: triggers, logger: logger)
         defer { controls.stop() }
+        // MIDI keys and pedals fire triggers too, and their LEDs show them: a thread of its own.
+        let midi = RunningMIDI.start(configuration, triggers: triggers, logger: logger)
+        defer { midi?.stop() }
         let consoleDevice = consolePlace(configuration.console)
         let context = AppConsoleContext(loaded: loaded, driver: driver.name, consoleDevice: consoleDevice,
                                         engine: engine, triggers: triggers, control: control, server: server,
                                         watchdog: watchdog, lifecycle: lifecycle, recording: recording,
-                                        controls: controls)
+                                        controls: controls, midi: midi)
         let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
         let console = startConsole(configuration.console, device: consoleDevice, context: context, logger: logger)
         // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).

@@ -63,7 +63,7 @@ import Testing
             """)
         #expect(p == [
             "box.toml:3: audio.sample_rate: unknown key (allowed: capture, playback, rate, format, inputs, outputs, period, periods, rt_priority)",
-            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]])",
+            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]])",
         ])
     }
 

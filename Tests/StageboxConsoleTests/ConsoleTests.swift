@@ -23,6 +23,10 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
     let watchdog: String? = nil
     private let recorded = Mutex<[XrunRecord]>([])
     private let thread: RealtimeThread
+    /// What `midi` and `status` show; nil: no `[midi]`.
+    let midiLines = Mutex<[String]?>(nil)
+    var midi: [String]? { midiLines.withLock { $0 } }
+    var midiStatus: String? { midiLines.withLock { $0?.last } }
 
     var statistics: AudioStatistics { control.statistics }
     var clients: [ClientSummary] {
@@ -91,6 +95,17 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
         #expect(console.execute("triggers").contains("mute     selected  Mute the codec inputs"))
         #expect(console.execute("reset-stats") == "statistics reset")
         #expect(console.execute("xruns") == "no xruns")
+    }
+
+    @Test func midiListsPeersAndCountersOrSaysThereIsNone() throws {
+        let board = try RunningBoard()
+        defer { board.stop() }
+        let console = Console(context: board)
+        #expect(console.run("midi") == ("no MIDI configured (see [midi] in the README)", false))
+        #expect(!console.execute("status").contains("midi "))
+        board.midiLines.withLock { $0 = ["source       Virtual Raw MIDI 1-0 / VirMIDI 1-0 (20:0)", "events       3 received"] }
+        #expect(console.execute("midi") == "source       Virtual Raw MIDI 1-0 / VirMIDI 1-0 (20:0)\nevents       3 received")
+        #expect(console.execute("status").contains("\nmidi        events       3 received"))
     }
 
     @Test func metersShowThePortsInDBFS() throws {
