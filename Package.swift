@@ -112,6 +112,13 @@ let package = Package(
         .target(name: "StageboxConsole", dependencies: [
             "StageboxEngine", "StageboxControls", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
         ]),
+        // The run-time state (connections, mutes) kept across reboots: the document, its atomic
+        // file, and the keeper that hears the engine's changes and restores them.
+        .target(name: "StageboxState", dependencies: [
+            "StageboxEngine", "StageboxPortRules", "StageboxRealtime", "StageboxSystem",
+            .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Logging", package: "swift-log"),
+            .product(name: "SystemPackage", package: "swift-system"),
+        ]),
         // The latency meter's signal processing: the multi-tone stimulus, the DFT at its tones,
         // and the delay, polarity and error bound they give (no I/O).
         .target(name: "StageboxLatency"),
@@ -120,7 +127,7 @@ let package = Package(
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
             "StageboxLifecycle", "StageboxRecorder", "StageboxMIDI",
-            "StageboxLogging", "StageboxFormatting", "StageboxPortRules", "StageboxLatency",
+            "StageboxLogging", "StageboxFormatting", "StageboxPortRules", "StageboxLatency", "StageboxState",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -150,6 +157,7 @@ let package = Package(
         .testTarget(name: "StageboxALSAPluginTests", dependencies: [
             "StageboxALSAPlugin", "pcm-probe", "stagebox", "StageboxAudioFiles", "StageboxTestSupport",
         ]),
+        .testTarget(name: "StageboxStateTests", dependencies: ["StageboxState", "StageboxEngine", "StageboxTestSupport"]),
         .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient", "StageboxSystem"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxDriversTests", dependencies: [

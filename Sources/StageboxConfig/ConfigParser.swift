@@ -58,9 +58,10 @@ public struct ConfigParser {
             case "button": buttons = readButtons(root[key]!)
             case "led": leds = readLEDs(root[key]!)
             case "midi": if let t = table(root, key) { config.midi = readMIDI(t) }
+            case "state": if let t = table(root, key) { config.state = readState(t) }
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
-                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]]"))
+                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]], [state]"))
             }
         }
         // Checks across sections: a tone at or above half the rate would alias to another pitch.
@@ -144,6 +145,22 @@ public struct ConfigParser {
         fields.double("suspend_after", &lifecycle.suspendAfter, range: LifecycleSection.suspendAfterRange)
         fields.double("fade_ms", &lifecycle.fadeMs, range: LifecycleSection.fadeRange)
         problems = fields.parser.problems
+    }
+
+    /// `[state]`: file (required, absolute), restore, write_delay_ms. A section with a problem
+    /// is left out: nothing is written where the file does not say.
+    private mutating func readState(_ t: TOMLTable) -> StateSection? {
+        var state = StateSection()
+        let before = problems.count
+        var fields = Fields(parser: self, table: t, section: "state", allowedKeys: ["file", "restore", "write_delay_ms"])
+        fields.string("file", &state.file, nonEmpty: true, required: true)
+        if !state.file.isEmpty && (!state.file.hasPrefix("/") || state.file.hasSuffix("/")) {
+            fields.problem("file", "'\(state.file)' is not an absolute path to a file", allowed: "a path from /, like /data/stagebox-state.toml")
+        }
+        fields.bool("restore", &state.restore)
+        fields.int("write_delay_ms", &state.writeDelayMs, range: StateSection.writeDelayRange)
+        problems = fields.parser.problems
+        return problems.count == before ? state : nil
     }
 
     private mutating func readRecorder(_ t: TOMLTable, into recorder: inout RecorderSection) {
@@ -310,6 +327,12 @@ public struct ConfigParser {
             }
             guard range.contains(n) else { return problem(key, "\(n) is out of range", allowed: bounds) }
             target = n
+        }
+
+        mutating func bool(_ key: String, _ target: inout Bool) {
+            guard let v = value(key, required: false) else { return }
+            guard let b = v.bool else { return problem(key, "must be true or false, not \(v.type)", allowed: "true, false") }
+            target = b
         }
 
         mutating func double(_ key: String, _ target: inout Double, range: ClosedRange<Double>) {

@@ -13,6 +13,8 @@ public struct StageboxConfiguration: Sendable, Equatable {
     public var leds: [LEDEntry] = []
     /// `[midi]` and `[[midi.map]]`; nil when the file has neither (no sequencer is opened).
     public var midi: MIDISection?
+    /// `[state]`: where run-time changes are kept across reboots; nil when the file has none.
+    public var state: StateSection?
 
     public init() {}
 
@@ -196,3 +198,16 @@ public struct LEDEntry: Sendable, Equatable {
 
 /// GPIO line offsets a button or LED may name.
 public let gpioLineRange = 0...1023
+
+/// `[state]`: the run-time changes (connections, mutes) kept across reboots.
+public struct StateSection: Sendable, Equatable {
+    /// An absolute path; its folder must exist (a `/data` that did not mount is not made).
+    public var file = ""
+    /// Whether the start restores it on top of the configuration (false: it is only written).
+    public var restore = true
+    /// How long after a change it is written: a burst of changes is one write.
+    public var writeDelayMs = 500
+    public static let writeDelayRange = 0...60_000
+
+    public init() {}
+}

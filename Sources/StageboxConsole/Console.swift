@@ -37,6 +37,7 @@ public struct Console: Sendable {
         .init(name: "takes", usage: "takes", summary: "the last takes with length, size and any repairs"),
         .init(name: "buttons", usage: "buttons", summary: "the buttons, their lines' levels and triggers"),
         .init(name: "midi", usage: "midi", summary: "the MIDI peers connected and the events counted"),
+        .init(name: "state", usage: "state show|save|clear", summary: "the run-time changes kept across restarts ([state])"),
         .init(name: "reset-stats", usage: "reset-stats", summary: "zero the statistics and the xrun list"),
         .init(name: "suspend", usage: "suspend", summary: "close the codec now (refused while in use)"),
         .init(name: "resume", usage: "resume", summary: "open the codec again"),
@@ -128,6 +129,7 @@ public struct Console: Sendable {
         case ("takes", 0):
             let lines = context.takes
             return lines.isEmpty ? "no takes yet" : lines.joined(separator: "\n")
+        case ("state", 1) where ["show", "save", "clear"].contains(args[0]): return context.state(args[0])
         case ("reset-stats", 0):
             context.statistics.reset()
             context.clearXruns()

@@ -96,6 +96,8 @@ public protocol ConsoleContext: Sendable {
     var midiStatus: String? { get }
     /// The answer of `midi`: the client, its peers, the counters; nil without `[midi]`.
     var midi: [String]? { get }
+    /// `state show`, `state save` or `state clear` (action is one of those words).
+    func state(_ action: String) -> String
 }
 
 extension ConsoleContext {
@@ -109,4 +111,5 @@ extension ConsoleContext {
     public var buttons: [ButtonWatcher.Status] { [] }
     public var midiStatus: String? { nil }
     public var midi: [String]? { nil }
+    public func state(_ action: String) -> String { "no [state] in the configuration: nothing is kept across restarts" }
 }

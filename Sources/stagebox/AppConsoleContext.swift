@@ -1,3 +1,4 @@
+import StageboxState
 import DequeModule
 import StageboxEngine
 import StageboxBusServer
@@ -33,13 +34,14 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let recording: Recording
     let controls: RunningControls
     let runningMIDI: RunningMIDI?
+    let stateKeeper: StateKeeper?
     /// The last `historyLength` events of the audio thread, oldest first.
     private let history = Mutex<Deque<XrunRecord>>([])
     private let historyLength = 32
 
     init(loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
          server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController,
-         recording: Recording, controls: RunningControls, midi: RunningMIDI?) {
+         recording: Recording, controls: RunningControls, midi: RunningMIDI?, state: StateKeeper?) {
         let audio = loaded.config.audio
         self.driver = driver
         sampleRate = audio.rate
@@ -55,6 +57,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         self.recording = recording
         self.controls = controls
         runningMIDI = midi
+        stateKeeper = state
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "
@@ -113,6 +116,15 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
 
     var midiStatus: String? { runningMIDI?.statusLine }
     var midi: [String]? { runningMIDI?.lines }
+
+    func state(_ action: String) -> String {
+        guard let keeper = stateKeeper else { return "no [state] in the configuration: nothing is kept across restarts" }
+        switch action {
+        case "show": return keeper.shown
+        case "save": return keeper.saveNow()
+        default: return keeper.clear()
+        }
+    }
 
     var lifecycleChanges: [String] {
         let start = Double(startedAt) / 1e9

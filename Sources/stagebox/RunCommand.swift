@@ -93,6 +93,9 @@ struct RunCommand: ParsableCommand {
         let triggers = Self.builtinTriggers(engine)
         let recording = Recording(configuration, engine: engine, triggers: triggers, logger: logger)
         defer { recording.shutdown() }
+        // The run-time changes of earlier runs, on top of the configuration, before any client.
+        let state = RunningState.start(configuration, engine: engine, logger: logger)
+        defer { state?.stop() }
         let server = startBus(configuration, engine: engine, triggers: triggers, logger: logger)
         defer { server?.stop() }
 
@@ -120,7 +123,7 @@ struct RunCommand: ParsableCommand {
         let context = AppConsoleContext(loaded: loaded, driver: driver.name, consoleDevice: consoleDevice,
                                         engine: engine, triggers: triggers, control: control, server: server,
                                         watchdog: watchdog, lifecycle: lifecycle, recording: recording,
-                                        controls: controls, midi: midi)
+                                        controls: controls, midi: midi, state: state)
         let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
         let console = startConsole(configuration.console, device: consoleDevice, context: context, logger: logger)
         // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
@@ -251,6 +254,13 @@ struct RunCommand: ParsableCommand {
             let muted = !((try? engine.isMuted(BuiltinPort.codecIn)) ?? false)
             try? engine.setMuted(BuiltinPort.codecIn, muted)
             return muted ? .selected : .normal
+        }
+        // However the codec ports are muted (the console, a client, the restored state), the
+        // mute triggers show it, and so do their LEDs.
+        engine.onChange { change in
+            guard case let .muteChanged(port, muted) = change else { return }
+            if port == BuiltinPort.codecIn { triggers.setState("mute", muted ? .selected : .normal) }
+            if port == BuiltinPort.codecOut { triggers.setState("mute-out", muted ? .selected : .normal) }
         }
         return triggers
     }
