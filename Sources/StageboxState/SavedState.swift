@@ -9,6 +9,7 @@ import TOMLKit
 ///     connections = ["call.out -> codec.out"]   # made at run time
 ///     removed = ["codec.in -> codec.out"]        # the configuration's, taken away at run time
 ///     muted = ["codec.in"]
+///     complete = true                            # last: a file cut short lacks it
 ///
 /// Connections and mutes of client ports that are gone are kept: they come back with the port.
 public struct SavedState: Sendable, Equatable {
@@ -35,6 +36,7 @@ public struct SavedState: Sendable, Equatable {
             connections = \(list(connections.map(\.description)))
             removed = \(list(removed.map(\.description)))
             muted = \(list(muted))
+            complete = true
 
             """
     }
@@ -49,15 +51,17 @@ public struct SavedState: Sendable, Equatable {
         } catch {
             throw StateProblem("\(error)")
         }
-        for key in table.keys where !["version", "connections", "removed", "muted"].contains(key) {
+        for key in table.keys where !["version", "connections", "removed", "muted", "complete"].contains(key) {
             throw StateProblem("unknown key \(key)")
         }
         guard let version = table["version"]?.int else { throw StateProblem("no version") }
         guard version == Self.version else {
             throw StateProblem("version \(version), and this stagebox reads version \(Self.version)")
         }
-        return SavedState(connections: try connections(table, "connections"), removed: try connections(table, "removed"),
-                          muted: try names(table, "muted"))
+        let state = SavedState(connections: try connections(table, "connections"), removed: try connections(table, "removed"),
+                               muted: try names(table, "muted"))
+        guard table["complete"]?.bool == true else { throw StateProblem("cut short: no complete = true at its end") }
+        return state
     }
 
     private static func names(_ table: TOMLTable, _ key: String) throws(StateProblem) -> [String] {

@@ -63,7 +63,7 @@ import Testing
             """)
         #expect(p == [
             "box.toml:3: audio.sample_rate: unknown key (allowed: capture, playback, rate, format, inputs, outputs, period, periods, rt_priority)",
-            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]])",
+            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]], [state])",
         ])
     }
 
@@ -206,5 +206,35 @@ import Testing
         do { _ = try ConfigLoader.load(path: binary) } catch {
             #expect(error.description == "\(binary): not UTF-8 text")
         }
+    }
+}
+
+/// `[state]`: where run-time changes are kept.
+@Suite struct StateConfigTests {
+    func parse(_ text: String) -> (StageboxConfiguration?, [String]) {
+        let (config, problems) = ConfigParser.parse(text, file: "box.toml")
+        return (config, problems.map(\.description))
+    }
+
+    @Test func aStateSectionIsRead() {
+        let (config, problems) = parse("[state]\nfile = \"/data/stagebox-state.toml\"\nrestore = false\nwrite_delay_ms = 0\n")
+        #expect(problems.isEmpty)
+        #expect(config?.state?.file == "/data/stagebox-state.toml")
+        #expect(config?.state?.restore == false)
+        #expect(config?.state?.writeDelayMs == 0)
+        #expect(parse("").0?.state == nil)
+    }
+
+    @Test(arguments: [
+        ("[state]\nrestore = true\n", "box.toml:1: state.file: "),
+        ("[state]\nfile = \"state.toml\"\n", "box.toml:2: state.file: 'state.toml' is not an absolute path to a file"),
+        ("[state]\nfile = \"/data/\"\n", "is not an absolute path to a file"),
+        ("[state]\nfile = \"/data/s.toml\"\nrestore = \"yes\"\n", "box.toml:3: state.restore: must be true or false"),
+        ("[state]\nfile = \"/data/s.toml\"\nwrite_delay_ms = -1\n", "box.toml:3: state.write_delay_ms: -1 is out of range"),
+        ("[state]\nfile = \"/data/s.toml\"\nkeep = 1\n", "box.toml:3: state.keep: unknown key"),
+    ])
+    func problemsAreNamed(text: String, expected: String) {
+        let (_, problems) = parse(text)
+        #expect(problems.contains { $0.hasPrefix(expected) || $0.contains(expected) }, "\(problems)")
     }
 }

@@ -11,7 +11,7 @@ import Testing
     }
 
     @Test func channelConnectionsKeepTheirChannels() throws {
-        let text = "version = 1\nconnections = [\"codec.in:2 -> call.in:1\"]\n"
+        let text = "version = 1\nconnections = [\"codec.in:2 -> call.in:1\"]\ncomplete = true\n"
         let c = try #require(try SavedState.parse(text).connections.first)
         #expect(c.from == "codec.in" && c.fromChannel == 2 && c.to == "call.in" && c.toChannel == 1)
     }
@@ -25,6 +25,7 @@ import Testing
         ("version = 1\nconnections = [\"a.out to b.in\"]\n", "connections[1]: 'a.out to b.in' is not written FROM -> TO"),
         ("version = 1\nremoved = [\"a.out -> b in\"]\n", "removed[1]"),
         ("version = 1\ncolour = 3\n", "unknown key colour"),
+        ("version = 1\nmuted = []\n", "cut short"),
     ])
     func problemsAreNamed(text: String, expected: String) {
         do {
