@@ -103,7 +103,9 @@ extension MIDIService {
         }
     }
 
-    /// Connects both ways to `port` when the policy says so.
+    /// Connects `port` when the policy says so: as a source, and as a destination only when it
+    /// is a source too (a controller's port, whose LEDs follow): a port that only receives is a
+    /// synth or an interface's output, which would play the state notes as sound.
     private func connect(_ port: SequencerPort) {
         guard policy.connects(client: port.address.client, name: port.clientName, own: sequencer.client) else { return }
         do throws(MIDIError) {
@@ -111,7 +113,7 @@ extension MIDIService {
                 try sequencer.connect(from: port.address)
                 logger.info("midi: connected \(port.description) → Stagebox")
             }
-            if port.isDestination {
+            if port.isDestination && port.isSource {
                 try sequencer.connect(to: port.address)
                 logger.info("midi: connected Stagebox → \(port.description)")
             }
