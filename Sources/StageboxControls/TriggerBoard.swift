@@ -91,8 +91,15 @@ public final class TriggerBoard: Sendable {
         guard let trigger = triggers.withLock({ $0[name] }) else { return .missing }
         guard trigger.state != .disabled else { return .disabled }
         guard let state = trigger.action() else { return .fired(trigger.state) }
-        triggers.withLock { $0[name]?.state = state }
-        for listener in listeners.withLock({ $0 }) { listener(name, state) }
+        // The action may have set the new state already through `setState` (a mute trigger
+        // whose port's mute is announced back to it): the listeners heard that change then, and
+        // do not hear it twice (a MIDI controller would be sent the same note again).
+        let announced = triggers.withLock { table -> Bool in
+            let now = table[name]?.state
+            table[name]?.state = state
+            return now == state && now != trigger.state
+        }
+        if !announced { for listener in listeners.withLock({ $0 }) { listener(name, state) } }
         return .fired(state)
     }
 

@@ -108,12 +108,15 @@ extension MIDIService {
     /// synth or an interface's output, which would play the state notes as sound.
     private func connect(_ port: SequencerPort) {
         guard policy.connects(client: port.address.client, name: port.clientName, own: sequencer.client) else { return }
+        // A client's start and its port's are both announced: a port connected already is left.
+        let sources = sequencer.subscribers(of: sequencer.inPort, readers: false)
+        let destinations = sequencer.subscribers(of: sequencer.outPort, readers: true)
         do throws(MIDIError) {
-            if port.isSource {
+            if port.isSource && !sources.contains(port.address) {
                 try sequencer.connect(from: port.address)
                 logger.info("midi: connected \(port.description) → Stagebox")
             }
-            if port.isDestination && port.isSource {
+            if port.isDestination && port.isSource && !destinations.contains(port.address) {
                 try sequencer.connect(to: port.address)
                 logger.info("midi: connected Stagebox → \(port.description)")
             }
