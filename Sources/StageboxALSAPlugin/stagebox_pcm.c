@@ -101,7 +101,13 @@ static void to_float(sb_pcm *p, const snd_pcm_channel_area_t *areas, snd_pcm_ufr
             const void *s = sample_at(&areas[c], at + i);
             float x;
             switch (p->io.format) {
+            case SND_PCM_FORMAT_U8: x = ((int)*(const uint8_t *)s - 128) * (1.0f / 128); break;
             case SND_PCM_FORMAT_S16_LE: x = *(const int16_t *)s * (1.0f / 32768); break;
+            case SND_PCM_FORMAT_S24_3LE: {
+                const uint8_t *b = s;
+                x = (float)((int32_t)((uint32_t)b[0] << 8 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 24) >> 8) * (1.0f / 8388608);
+                break;
+            }
             case SND_PCM_FORMAT_S24_LE: x = (float)((int32_t)((uint32_t)*(const int32_t *)s << 8) >> 8) * (1.0f / 8388608); break;
             case SND_PCM_FORMAT_S32_LE: x = (float)*(const int32_t *)s * (1.0f / 2147483648.0f); break;
             default: x = *(const float *)s; break;
@@ -123,7 +129,16 @@ static void from_float(sb_pcm *p, const float *in, const snd_pcm_channel_area_t 
             void *d = sample_at(&areas[c], at + i);
             float x = in[i * p->channels + c];
             switch (p->io.format) {
+            case SND_PCM_FORMAT_U8: *(uint8_t *)d = (uint8_t)(clamp_scaled(x, 128, -128, 127) + 128); break;
             case SND_PCM_FORMAT_S16_LE: *(int16_t *)d = (int16_t)clamp_scaled(x, 32768, -32768, 32767); break;
+            case SND_PCM_FORMAT_S24_3LE: {
+                int32_t v = clamp_scaled(x, 8388608, -8388608, 8388607);
+                uint8_t *b = d;
+                b[0] = (uint8_t)v;
+                b[1] = (uint8_t)(v >> 8);
+                b[2] = (uint8_t)(v >> 16);
+                break;
+            }
             case SND_PCM_FORMAT_S24_LE: *(int32_t *)d = clamp_scaled(x, 8388608, -8388608, 8388607); break;
             case SND_PCM_FORMAT_S32_LE: *(int32_t *)d = clamp_scaled(x, 2147483648.0, INT32_MIN, INT32_MAX); break;
             default: *(float *)d = x; break;
@@ -476,11 +491,11 @@ static char *default_name(void) {
 static int set_constraints(sb_pcm *p) {
     static const unsigned int access[] = {SND_PCM_ACCESS_RW_INTERLEAVED, SND_PCM_ACCESS_RW_NONINTERLEAVED,
                                           SND_PCM_ACCESS_MMAP_INTERLEAVED, SND_PCM_ACCESS_MMAP_NONINTERLEAVED};
-    static const unsigned int formats[] = {SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_S24_LE, SND_PCM_FORMAT_S32_LE,
-                                           SND_PCM_FORMAT_FLOAT_LE};
+    static const unsigned int formats[] = {SND_PCM_FORMAT_U8, SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_S24_LE,
+                                           SND_PCM_FORMAT_S24_3LE, SND_PCM_FORMAT_S32_LE, SND_PCM_FORMAT_FLOAT_LE};
     int rc;
     if ((rc = snd_pcm_ioplug_set_param_list(&p->io, SND_PCM_IOPLUG_HW_ACCESS, 4, access)) < 0 ||
-        (rc = snd_pcm_ioplug_set_param_list(&p->io, SND_PCM_IOPLUG_HW_FORMAT, 4, formats)) < 0 ||
+        (rc = snd_pcm_ioplug_set_param_list(&p->io, SND_PCM_IOPLUG_HW_FORMAT, 6, formats)) < 0 ||
         (rc = snd_pcm_ioplug_set_param_minmax(&p->io, SND_PCM_IOPLUG_HW_CHANNELS, 1, 8)) < 0 ||
         (rc = snd_pcm_ioplug_set_param_minmax(&p->io, SND_PCM_IOPLUG_HW_RATE, 8000, 192000)) < 0 ||
         (rc = snd_pcm_ioplug_set_param_minmax(&p->io, SND_PCM_IOPLUG_HW_PERIOD_BYTES, 64, 1 << 20)) < 0 ||

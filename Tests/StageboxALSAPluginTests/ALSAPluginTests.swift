@@ -89,6 +89,27 @@ import Musl
         #expect(heard.seconds > 2.8, "\(heard.seconds) s of sound")
     }
 
+    /// Every sample format the plugin takes, through arecord of the simulated board's 440 Hz:
+    /// the tone, at its level (-12 dBFS), in each; a plain `arecord -D stagebox` (U8) too.
+    @Test(arguments: ["U8", "S16_LE", "S24_LE", "S24_3LE", "S32_LE", "FLOAT_LE"])
+    func arecordInEveryFormat(format: String) throws {
+        let board = try SimulatedBoard()
+        let alsa = try ALSAPrograms(board: board)
+        defer { alsa.remove(); _ = board.stop() }
+        let output = board.scratch.path("in.wav")
+        let r = try alsa.run("arecord", ["-D", "stagebox", "-f", format, "-r", "48000", "-c", "2", "-d", "1", output])
+        #expect(r.status == 0, "\(r.output)")
+        let samples = try AudioFileReader(path: output).readAll()
+        #expect(samples.count == 2 * 48000)
+        let peak = samples.suffix(24000).map { abs($0) }.max() ?? 0
+        // -12 dBFS; arecord writes S24_LE as 32-bit WAV samples whose top byte is the sign, so
+        // libsndfile reads them 256 times smaller.
+        let level = format == "S24_LE" ? 0.251 / 256 : 0.251
+        #expect(abs(peak - level) < level * 0.04, "peak \(peak) in \(format)")
+        let heard = try sounding(output)
+        #expect(abs(heard.frequency - 440) < 1, "\(heard.frequency) Hz in \(format)")
+    }
+
     /// sox's ALSA output, 24-bit at 96 kHz (sox picks the format it can): the tone arrives whole.
     @Test func soxPlaysThroughThePlugin() throws {
         let board = try SimulatedBoard(speed: 4)
