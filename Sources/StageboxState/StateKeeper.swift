@@ -1,6 +1,7 @@
 import Logging
 import StageboxEngine
 import StageboxRealtime
+import StageboxSystem
 import Synchronization
 
 /// Keeps the run-time state: hears every change of the graph and of mutes (whoever made it:
@@ -17,6 +18,10 @@ public final class StateKeeper: Sendable {
     private let writeDelayNanos: Int64
     private let logger: Logger
     private let memory: Mutex<Memory>
+    /// Held while the file is written, by the writer thread or the console (`state save`,
+    /// `state clear`): both write through the one temporary FILE.new, and the state written is
+    /// taken inside, so that the last write is of the newest state.
+    private let writing = Mutex(())
     private let wake = CountingSemaphore()
     private let thread = Mutex<PosixThread?>(nil)
     /// How long a port that appears waits before its remembered connections are made: a client
@@ -167,18 +172,14 @@ public final class StateKeeper: Sendable {
         while true {
             _ = wake.wait(nanoseconds: 50_000_000)
             let now = monotonicNanoseconds()
-            let (due, write, stopping) = memory.withLock { m -> ([String], SavedState?, Bool) in
+            let (due, write, stopping) = memory.withLock { m -> ([String], Bool, Bool) in
                 let due = m.appeared.filter { $0.due <= now }.map(\.port)
                 m.appeared.removeAll { $0.due <= now }
-                var write: SavedState?
-                if let since = m.dirtySince, now - since >= writeDelayNanos || m.stopping {
-                    write = m.state
-                    m.dirtySince = nil
-                }
+                let write = m.dirtySince.map { now - $0 >= writeDelayNanos || m.stopping } ?? false
                 return (due, write, m.stopping)
             }
             if !due.isEmpty { restore(ports: Set(due)) }
-            if let write { save(write) }
+            if write { save() }
             if stopping { return }
         }
     }
@@ -200,19 +201,43 @@ public final class StateKeeper: Sendable {
         for port in state.muted where ports.contains(port) && present.contains(port) { try? engine.setMuted(port, true) }
     }
 
-    private func save(_ state: SavedState) {
-        do {
-            try file.write(state)
-            memory.withLock { $0.writes += 1; $0.lastError = nil }
-        } catch {
-            let first = memory.withLock { m -> Bool in
-                defer { m.lastError = error.description }
-                return m.lastError != error.description
+    private func save() {
+        guard case let .failed(error) = writeFile(always: false) else { return }
+        let first = memory.withLock { m -> Bool in
+            defer { m.lastError = error }
+            return m.lastError != error
+        }
+        // Kept in memory and tried again every second; logged once per distinct problem.
+        if first { logger.error("state: \(error); the state is kept in memory and tried again every second") }
+    }
+
+    /// Writes the state as it is now, under `writing`; without `always` only when a change is
+    /// still unwritten (a `state save` may have written it meanwhile).
+    private func writeFile(always: Bool) -> Written {
+        writing.withLock { _ -> Written in
+            let state = memory.withLock { m -> SavedState? in
+                guard always || m.dirtySince != nil else { return nil }
+                m.dirtySince = nil
+                return m.state
             }
-            // Kept in memory and written at the next change; logged once per distinct problem.
-            if first { logger.error("state: \(error); the state is kept in memory and written at the next change") }
+            guard let state else { return .nothing }
+            do throws(SystemCallError) {
+                try file.write(state)
+                memory.withLock { $0.writes += 1; $0.lastError = nil }
+                return .written
+            } catch {
+                // Unwritten still: tried again a second (or the write delay) from now, and at stop.
+                memory.withLock { m in
+                    if m.dirtySince == nil {
+                        m.dirtySince = monotonicNanoseconds() - writeDelayNanos + max(writeDelayNanos, 1_000_000_000)
+                    }
+                }
+                return .failed(error.description)
+            }
         }
     }
+
+    private enum Written { case nothing, written, failed(String) }
 
     // MARK: The console's `state show`, `state save`, `state clear`
 
@@ -228,14 +253,8 @@ public final class StateKeeper: Sendable {
 
     /// Writes the state now.
     public func saveNow() -> String {
-        let state = memory.withLock { m -> SavedState in m.dirtySince = nil; return m.state }
-        do {
-            try file.write(state)
-            memory.withLock { $0.writes += 1; $0.lastError = nil }
-            return "state written to \(file.path)"
-        } catch {
-            return "state: \(error)"
-        }
+        if case let .failed(error) = writeFile(always: true) { return "state: \(error)" }
+        return "state written to \(file.path)"
     }
 
     /// Forgets every remembered change and writes the empty state: the next start runs on the

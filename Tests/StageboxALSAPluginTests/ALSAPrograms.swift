@@ -94,14 +94,14 @@ func writeSine(_ path: String, rate: Int, channels: Int, frequency: Double, seco
     try writer.close()
 }
 
-/// The first channel's sounding part (above -40 dBFS, from the first such sample to the last):
-/// its length in seconds and its frequency from the upward zero crossings within it.
-func sounding(_ path: String) throws -> (seconds: Double, frequency: Double) {
+/// The first channel's sounding part (above `threshold`, -40 dBFS by default, from the first such
+/// sample to the last): its length in seconds and its frequency from the upward zero crossings.
+func sounding(_ path: String, threshold: Float = 0.01) throws -> (seconds: Double, frequency: Double) {
     let reader = try AudioFileReader(path: path)
     let all = try reader.readAll()
     let channels = reader.channels, rate = Double(reader.sampleRate)
     let left = stride(from: 0, to: all.count, by: channels).map { all[$0] }
-    guard let first = left.firstIndex(where: { abs($0) > 0.01 }), let last = left.lastIndex(where: { abs($0) > 0.01 })
+    guard let first = left.firstIndex(where: { abs($0) > threshold }), let last = left.lastIndex(where: { abs($0) > threshold })
     else { return (0, 0) }
     var crossings: [Double] = []
     for i in (first + 1)...last where left[i - 1] < 0 && left[i] >= 0 {

@@ -162,6 +162,23 @@ import Testing
         #expect(k.shown.contains("muted = [\"codec.in\"]"))
     }
 
+    /// A folder that is not there yet (a data partition mounted late): the write is tried again
+    /// every second and lands once it can.
+    @Test func aFailedWriteIsTriedAgain() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        let path = dir.path("late/state.toml")
+        let e = try engine()
+        let k = keeper(e, path)
+        defer { k.stop() }
+        _ = k.start(restore: true, now: 1)
+        try e.setMuted("codec.in", true)
+        usleep(300_000)
+        #expect(k.shown.contains("last write failed"), "\(k.shown)")
+        try FileManager.default.createDirectory(atPath: dir.path("late"), withIntermediateDirectories: false)
+        #expect(waitFor(3) { contents(path).contains("muted = [\"codec.in\"]") })
+    }
+
     /// `state clear` empties the file; the graph as it is stays.
     @Test func clearForgetsButLeavesTheGraph() throws {
         let dir = try Scratch()
