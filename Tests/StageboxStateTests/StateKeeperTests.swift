@@ -22,6 +22,15 @@ import Testing
                     writeDelayNanos: delayMs * 1_000_000, logger: Logger(label: "test"))
     }
 
+    /// A scratch folder, an engine, and a keeper of `state.toml` in the folder, started.
+    func started() throws -> (Scratch, Engine, StateKeeper) {
+        let dir = try Scratch()
+        let e = try engine()
+        let k = keeper(e, dir.path("state.toml"))
+        _ = k.start(restore: true, now: 1)
+        return (dir, e, k)
+    }
+
     func addClientPort(_ engine: Engine, _ name: String, _ kind: PortKind) throws {
         try engine.addPort(PortDescriptor(name: name, title: "", kind: kind, channels: 2), processor: nil)
     }
@@ -55,12 +64,8 @@ import Testing
     /// A connection to a client's port is remembered when the client leaves and made again
     /// when a port of that name comes back.
     @Test func aClientsConnectionIsRestoredWhenItReturns() throws {
-        let dir = try Scratch()
-        defer { dir.remove() }
-        let e = try engine()
-        let k = keeper(e, dir.path("state.toml"))
-        defer { k.stop() }
-        _ = k.start(restore: true, now: 1)
+        let (dir, e, k) = try started()
+        defer { k.stop(); dir.remove() }
         try addClientPort(e, "call.out", .sender)
         try addClientPort(e, "call.in", .receiver)
         try e.connect(from: "call.out", to: "codec.out")
@@ -84,12 +89,8 @@ import Testing
     /// A client that connects its own port first (the ALSA plugin, `stagebox record --from`)
     /// is not raced: the restore waits a moment and finds it made.
     @Test func aClientThatConnectsItselfIsNotRaced() throws {
-        let dir = try Scratch()
-        defer { dir.remove() }
-        let e = try engine()
-        let k = keeper(e, dir.path("state.toml"))
-        defer { k.stop() }
-        _ = k.start(restore: true, now: 1)
+        let (dir, e, k) = try started()
+        defer { k.stop(); dir.remove() }
         try addClientPort(e, "aplay-1.out", .sender)
         try e.connect(from: "aplay-1.out", to: "codec.out")
         try e.removePort("aplay-1.out")
@@ -101,12 +102,8 @@ import Testing
 
     /// Ports named after a process id never come back: at most 64 absent ones are remembered.
     @Test func absentPortsAreForgottenOldestFirst() throws {
-        let dir = try Scratch()
-        defer { dir.remove() }
-        let e = try engine()
-        let k = keeper(e, dir.path("state.toml"))
-        defer { k.stop() }
-        _ = k.start(restore: true, now: 1)
+        let (dir, e, k) = try started()
+        defer { k.stop(); dir.remove() }
         for i in 0..<80 {
             try addClientPort(e, "aplay-\(i).out", .sender)
             try e.connect(from: "aplay-\(i).out", to: "codec.out")
@@ -181,12 +178,8 @@ import Testing
 
     /// `state clear` empties the file; the graph as it is stays.
     @Test func clearForgetsButLeavesTheGraph() throws {
-        let dir = try Scratch()
-        defer { dir.remove() }
-        let e = try engine()
-        let k = keeper(e, dir.path("state.toml"))
-        defer { k.stop() }
-        _ = k.start(restore: true, now: 1)
+        let (dir, e, k) = try started()
+        defer { k.stop(); dir.remove() }
         try e.connect(from: "tone", to: "codec.out")
         #expect(k.clear().contains("cleared"))
         #expect(try SavedState.parse(contents(dir.path("state.toml"))).isEmpty)
