@@ -68,8 +68,8 @@ import Musl
 
         var screen = ""
         #expect(read(master, until: "stagebox> ", into: &screen), "a prompt: \(screen)")
-        // Tab completes the command; the answer is the status table.
-        type(master, "sta\t\r")
+        // Tab completes the command (status, not state); the answer is the status table.
+        type(master, "statu\t\r")
         #expect(read(master, until: "clients     0", into: &screen), "\(screen)")
         // `config` says where the console really is.
         screen = ""
