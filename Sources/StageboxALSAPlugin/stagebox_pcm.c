@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@
 #define RING_BLOCKS 3           /* bus periods (in the program's frames) kept in the port's ring, */
 #define RING_MS 20              /* or up to this much of the program's period, if that is longer */
 #define RECONNECT_MS 3000       /* how long prepare waits for a bus that went away to come back */
+#define THREAD_PRIORITY 60      /* SCHED_FIFO of the plugin's thread, where allowed (stagebox's: 70) */
 
 typedef struct {
     snd_pcm_ioplug_t io;
@@ -303,6 +305,11 @@ static int make_port(sb_pcm *p) {
         return -ENOMEM;
     }
     p->has_thread = 1;
+    /* Real-time where the program may (root, or RLIMIT_RTPRIO), below stagebox's audio thread, as
+     * a JACK client's thread runs below jackd's: the ring holds only a few periods. Else it stays
+     * at the program's own priority. */
+    struct sched_param realtime = {.sched_priority = THREAD_PRIORITY};
+    pthread_setschedparam(p->thread, SCHED_FIFO, &realtime);
     return 0;
 }
 

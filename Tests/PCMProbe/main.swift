@@ -60,6 +60,27 @@ func delay(_ pcm: OpaquePointer) -> Int {
     return d
 }
 
+/// Threads of this process under SCHED_FIFO (the plugin's, where it was allowed), from the
+/// policy field of /proc/self/task/TID/stat.
+func fifoThreads() -> Int {
+    guard let dir = opendir("/proc/self/task") else { return -1 }
+    defer { closedir(dir) }
+    var count = 0
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard Int(name) != nil, let f = fopen("/proc/self/task/\(name)/stat", "r") else { continue }
+        var line = [UInt8](repeating: 0, count: 1024)
+        let got = line.withUnsafeMutableBufferPointer { fread($0.baseAddress, 1, 1023, f) }
+        let text = String(decoding: line.prefix(got), as: UTF8.self)
+        fclose(f)
+        // After the command's closing parenthesis: field 3 is the state, field 41 the policy.
+        guard let close = text.lastIndex(of: ")") else { continue }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        if fields.count > 38, fields[38] == "1" { count += 1 }
+    }
+    return count
+}
+
 func bufferSize(_ pcm: OpaquePointer) -> Int {
     var buffer: snd_pcm_uframes_t = 0, period: snd_pcm_uframes_t = 0
     check(snd_pcm_get_params(pcm, &buffer, &period), "get_params")
@@ -117,6 +138,7 @@ func pollLoop(device: String, duration: Double) {
     print("written_seconds=\(Double(written) / Double(rate))")
     print("elapsed_seconds=\(elapsed)")
     print("xruns=\(xruns)")
+    print("fifo_threads=\(fifoThreads())")
 
     // Pause: the hardware pointer stands still (avail does not grow) until resumed.
     fill()
