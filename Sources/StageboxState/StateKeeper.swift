@@ -91,10 +91,10 @@ public final class StateKeeper: Sendable {
     private func apply(_ state: SavedState, present: Set<String>) -> [String] {
         var report: [String] = []
         for c in state.removed where present.contains(c.from) && present.contains(c.to) {
-            do { try engine.disconnect(c) } catch { if case .notConnected = error {} else { report.append("state: \(c): \(error)") } }
+            do { try engine.disconnect(c) } catch { if case .notConnected = error {} else { report.append("state: \(c) cannot be removed: \(error)") } }
         }
         for c in state.connections where present.contains(c.from) && present.contains(c.to) {
-            do { try engine.connect(c) } catch { if case .alreadyConnected = error {} else { report.append("state: \(c): \(error)") } }
+            do { try engine.connect(c) } catch { if case .alreadyConnected = error {} else { report.append("state: \(c) cannot be made: \(error)") } }
         }
         for port in state.muted where present.contains(port) { try? engine.setMuted(port, true) }
         let waiting = state.connections.filter { !present.contains($0.from) || !present.contains($0.to) }.count

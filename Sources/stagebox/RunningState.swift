@@ -1,5 +1,9 @@
-import Foundation
 import Logging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import StageboxConfig
 import StageboxEngine
 import StageboxPortRules
@@ -16,8 +20,10 @@ enum RunningState {
         }
         let keeper = StateKeeper(file: StateFile(path: section.file), engine: engine, configured: configured,
                                  writeDelayNanos: Int64(section.writeDelayMs) * 1_000_000, logger: logger)
-        for line in keeper.start(restore: section.restore, now: Int(Date().timeIntervalSince1970)) {
-            if line.contains(" cannot ") || line.contains("could not") { logger.error("\(line)") } else { logger.info("\(line)") }
+        for line in keeper.start(restore: section.restore, now: Int(time(nil))) {
+            // The keeper's lines about a file or a connection it could not use are errors.
+            let failed = line.split(separator: " ").contains { $0 == "cannot" }
+            if failed { logger.error("\(line)") } else { logger.info("\(line)") }
         }
         return keeper
     }
