@@ -5,9 +5,18 @@
 
 VM=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CHECKOUT=$(cd "$VM/../.." && pwd)
-CACHE=${STAGEBOX_VM_CACHE:-$HOME/.cache/stagebox-vm}
-# The program under test. Scenarios run a copy of it (snapshot_stagebox).
-STAGEBOX=${STAGEBOX:-$CHECKOUT/.build/debug/stagebox}
+# shellcheck source=arch.sh
+. "$VM/arch.sh"
+# The guest's architecture: tools/vm/test --arch exports it (TIME_SCALE, scaled: arch.sh).
+vm_arch "${STAGEBOX_VM_ARCH:-x86_64}" || { echo "STAGEBOX_VM_ARCH: x86_64 or aarch64" && exit 122; }
+CACHE=$VM_CACHE
+# The program under test. Scenarios run a copy of it (snapshot_stagebox). On aarch64 the
+# static binary of tools/build-static for arm64 (the host runs it through qemu-user).
+if [ "$VM_ARCH" = aarch64 ]; then
+	STAGEBOX=${STAGEBOX:-$CHECKOUT/.build/static/aarch64/usr/bin/stagebox}
+else
+	STAGEBOX=${STAGEBOX:-$CHECKOUT/.build/debug/stagebox}
+fi
 PLAYREC=$CACHE/bin/playrec
 # A guest half exits with this when the rig failed rather than the program under test
 # (tools/vm/run uses it for its own failures too); attempts then tries once more.
