@@ -5,7 +5,7 @@
 
 VM=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CHECKOUT=$(cd "$VM/../.." && pwd)
-# shellcheck source=arch.sh
+# shellcheck source=SCRIPTDIR/arch.sh
 . "$VM/arch.sh"
 # The guest's architecture: tools/vm/test --arch exports it (TIME_SCALE, scaled: arch.sh).
 vm_arch "${STAGEBOX_VM_ARCH:-x86_64}" || { echo "STAGEBOX_VM_ARCH: x86_64 or aarch64" && exit 122; }
