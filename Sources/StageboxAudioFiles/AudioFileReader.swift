@@ -110,7 +110,7 @@ public final class AudioFileReader {
         var all = [Float](repeating: 0, count: frames * channels)
         var done = 0
         while done < frames {
-            let n = try all.withUnsafeMutableBufferPointer { p throws(AudioFileError) in
+            let n = try all.withMutableBuffer { p throws(AudioFileError) in
                 try read(into: p.baseAddress! + done * channels, frames: frames - done)
             }
             if n == 0 { break }

@@ -49,7 +49,7 @@ public final class AudioFileWriter {
 
     /// Appends interleaved samples from an array.
     public func write(_ samples: [Float]) throws(AudioFileError) {
-        try samples.withUnsafeBufferPointer { p throws(AudioFileError) in
+        try samples.withBuffer { p throws(AudioFileError) in
             try write(p.baseAddress!, frames: samples.count / channels)
         }
     }

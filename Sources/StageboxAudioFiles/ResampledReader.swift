@@ -55,7 +55,7 @@ public final class ResampledReader {
         while done < frames && !outputEnded {
             if pendingFrames == 0 && !inputEnded {
                 let capacity = pending.count / channels
-                pendingFrames = try pending.withUnsafeMutableBufferPointer { p throws(AudioFileError) in
+                pendingFrames = try pending.withMutableBuffer { p throws(AudioFileError) in
                     try reader.read(into: p.baseAddress!, frames: capacity)
                 }
                 if pendingFrames == 0 { inputEnded = true }

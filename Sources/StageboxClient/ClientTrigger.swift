@@ -10,12 +10,13 @@ import Synchronization
 public final class ClientTrigger: Sendable {
     /// The trigger's bus name, `client.trigger`.
     public let name: String
-    private weak let client: BusClient?
+    private let clientReference: WeakClient
+    private var client: BusClient? { clientReference.client }
     private let current: Atomic<UInt8>
     private let removed = Atomic<Bool>(false)
 
     init(client: BusClient, name: String, state: TriggerState) {
-        self.client = client
+        clientReference = WeakClient(client: client)
         self.name = name
         current = Atomic(state.rawValue)
     }
@@ -38,4 +39,10 @@ public final class ClientTrigger: Sendable {
         guard !removed.exchange(true, ordering: .relaxed) else { return }
         try client?.removeTrigger(name)
     }
+}
+
+/// The trigger's weak reference to its client, in a `let` of a Sendable class. (`weak let`
+/// needs Swift 6.2; the aarch64 cross compiler is 6.0.3.)
+private struct WeakClient: Sendable {
+    weak var client: BusClient?
 }

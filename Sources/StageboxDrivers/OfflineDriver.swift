@@ -86,7 +86,7 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
         var outBlock = [Float](repeating: 0, count: period * settings.outputs)
         do {
             while !control.shouldStop() {
-                let got = try inBlock.withUnsafeMutableBufferPointer { p throws(AudioFileError) in
+                let got = try inBlock.withMutableBuffer { p throws(AudioFileError) in
                     try source.read(into: p.baseAddress!, frames: period)
                 }
                 if got == 0 {
@@ -105,7 +105,7 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
                                       sampleRate: settings.sampleRate)
                 engine.process(frames: period, cycle: cycle)
                 outBlock.withUnsafeMutableBufferPointer { engine.playbackBuffer.interleave(frames: got, into: $0.baseAddress!) }
-                try outBlock.withUnsafeBufferPointer { p throws(AudioFileError) in
+                try outBlock.withBuffer { p throws(AudioFileError) in
                     try writer.write(p.baseAddress!, frames: got)
                 }
                 framesRendered += got

@@ -120,7 +120,7 @@ struct RecordCommand: ParsableCommand {
             guard receiver.waitForData(frames: block, timeoutSeconds: 0.5) else { continue }
             let n = min(block, (limit ?? Int.max) - recorded)
             samples.withUnsafeMutableBufferPointer { _ = receiver.receive(into: $0.baseAddress!, frames: n) }
-            do { try samples.withUnsafeBufferPointer { p throws(AudioFileError) in try writer.write(p.baseAddress!, frames: n) } } catch {
+            do { try samples.withBuffer { p throws(AudioFileError) in try writer.write(p.baseAddress!, frames: n) } } catch {
                 printError("stagebox record: \(error)")
                 throw ExitCode(1)
             }
