@@ -81,9 +81,10 @@ static snd_pcm_uframes_t appl_ptr(sb_pcm *p) { return __atomic_load_n(&p->io.app
 /* Frames in the program's buffer: written and not yet moved (playback), or moved and not yet
  * read (capture). */
 static snd_pcm_uframes_t buffered(sb_pcm *p) {
-    snd_pcm_uframes_t hw = (snd_pcm_uframes_t)(atomic_load(&p->hw) % p->boundary), appl = appl_ptr(p);
-    if (p->io.stream == SND_PCM_STREAM_PLAYBACK) return (appl + p->boundary - hw) % p->boundary;
-    return (hw + p->boundary - appl) % p->boundary;
+    snd_pcm_uframes_t boundary = __atomic_load_n(&p->boundary, __ATOMIC_RELAXED); /* sw_params may set it */
+    snd_pcm_uframes_t hw = (snd_pcm_uframes_t)(atomic_load(&p->hw) % boundary), appl = appl_ptr(p);
+    if (p->io.stream == SND_PCM_STREAM_PLAYBACK) return (appl + boundary - hw) % boundary;
+    return (hw + boundary - appl) % boundary;
 }
 
 static snd_pcm_uframes_t avail(sb_pcm *p) {
@@ -184,7 +185,7 @@ static void move_playback(sb_pcm *p) {
         return;
     }
     /* An underrun: the program gave nothing and the bus has taken everything. */
-    if (queued == 0 && pending == 0 && !atomic_load(&p->drain_asked) && p->io.buffer_size >= p->stop_threshold) {
+    if (queued == 0 && pending == 0 && !atomic_load(&p->drain_asked) && p->io.buffer_size >= __atomic_load_n(&p->stop_threshold, __ATOMIC_RELAXED)) {
         atomic_store(&p->xrun, 1);
         atomic_store(&p->running, 0);
     }
@@ -200,7 +201,7 @@ static void move_capture(sb_pcm *p) {
     atomic_store(&p->primed, 1);
     while (pending >= (int)p->block) {
         snd_pcm_uframes_t have = buffered(p);
-        if (have >= p->stop_threshold || have + p->block > p->io.buffer_size) { /* the program does not read */
+        if (have >= __atomic_load_n(&p->stop_threshold, __ATOMIC_RELAXED) || have + p->block > p->io.buffer_size) { /* the program does not read */
             atomic_store(&p->xrun, 1);
             atomic_store(&p->running, 0);
             break;
@@ -238,7 +239,7 @@ static void *hardware_thread(void *arg) {
         if (!atomic_load(&p->running)) continue;
         if (p->io.stream == SND_PCM_STREAM_PLAYBACK) move_playback(p);
         else move_capture(p);
-        if (atomic_load(&p->xrun) || avail(p) >= p->avail_min) notify(p);
+        if (atomic_load(&p->xrun) || avail(p) >= __atomic_load_n(&p->avail_min, __ATOMIC_RELAXED)) notify(p);
     }
     return NULL;
 }
@@ -336,10 +337,16 @@ static int sb_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params) {
 
 static int sb_sw_params(snd_pcm_ioplug_t *io, snd_pcm_sw_params_t *params) {
     sb_pcm *p = io->private_data;
-    snd_pcm_sw_params_get_boundary(params, &p->boundary);
-    snd_pcm_sw_params_get_avail_min(params, &p->avail_min);
-    snd_pcm_sw_params_get_stop_threshold(params, &p->stop_threshold);
-    if (p->avail_min < 1) p->avail_min = 1;
+    /* The thread may be running (a program may change avail_min while it plays): whole-word
+     * stores, which it reads with whole-word loads. */
+    snd_pcm_uframes_t boundary, avail_min, stop_threshold;
+    snd_pcm_sw_params_get_boundary(params, &boundary);
+    snd_pcm_sw_params_get_avail_min(params, &avail_min);
+    snd_pcm_sw_params_get_stop_threshold(params, &stop_threshold);
+    if (avail_min < 1) avail_min = 1;
+    __atomic_store_n(&p->boundary, boundary, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->avail_min, avail_min, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->stop_threshold, stop_threshold, __ATOMIC_RELAXED);
     return 0;
 }
 

@@ -20,7 +20,8 @@ extension ALSADriver {
 
     /// The trigger timestamps of the start: equal when the link started both streams at once.
     public func startReport() -> String? {
-        let c = captureTrigger.load(ordering: .relaxed), p = playbackTrigger.load(ordering: .relaxed)
+        // The playback stamp is written last (`recordTriggers`): once it is seen, so is the capture one.
+        let p = playbackTrigger.load(ordering: .acquiring), c = captureTrigger.load(ordering: .relaxed)
         guard p != 0 else { return nil }
         func seconds(_ n: Int) -> String { "\(n / 1_000_000_000).\(String(n % 1_000_000_000).leftPadded(9, with: "0"))" }
         guard parameters.captureDevice != ALSAParameters.noCapture else {

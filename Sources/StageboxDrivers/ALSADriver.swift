@@ -282,7 +282,8 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         }
         if snd_pcm_status(play.handle, ps) == 0 {
             snd_pcm_status_get_trigger_htstamp(ps, &ts)
-            playbackTrigger.store(Int(nanoseconds(ts)), ordering: .relaxed)
+            // Release: the report reads this one first, and then finds the capture stamp with it.
+            playbackTrigger.store(Int(nanoseconds(ts)), ordering: .releasing)
         }
     }
 

@@ -1,3 +1,5 @@
+import Atomics
+
 extension SharedRing {
     /// Consumer: the read and write positions, checked against what this side knows. Nil when
     /// the ring is faulted (it is then marked) or the producer kept dropping frames meanwhile.
@@ -83,10 +85,15 @@ extension SharedRing {
         let written = timestampWrites.load(ordering: .acquiring)
         let slots = UInt64(RingLayout.timestampSlots)
         for k in 0..<min(written, slots) {
-            let slot = Int((written &- 1 &- k) % slots)
+            let index = written &- 1 &- k
+            let slot = Int(index % slots)
             let p = base + RingLayout.timestamps + slot * RingLayout.timestampSize
             let t = Timestamp(ringPosition: p.load(as: UInt64.self), codecFrame: p.load(fromByteOffset: 8, as: Int64.self),
                               hostNanos: p.load(fromByteOffset: 16, as: Int64.self))
+            // The producer may have come round to this slot again while it was read: then it (and
+            // every older one) may be torn. Load-load: the slot is read before the count.
+            atomicMemoryFence(ordering: .acquiring)
+            if timestampWrites.load(ordering: .relaxed) &- index >= slots { return nil }
             if t.ringPosition <= position { return t }
         }
         return nil

@@ -1,3 +1,5 @@
+import Atomics
+
 extension SharedRing {
     // MARK: Words the client sets for the server
 
@@ -32,10 +34,12 @@ extension SharedRing {
     /// Server: where the period being processed sits on the codec clock (a seqlock).
     @inline(__always)
     public func setClock(codecFrame: Int64, hostNanos: Int64) {
-        clockGeneration.wrappingIncrement(ordering: .acquiringAndReleasing)
+        clockGeneration.wrappingIncrement(ordering: .relaxed)
+        // The odd generation is visible before any word of the new value (store-store).
+        atomicMemoryFence(ordering: .releasing)
         clockFrame.store(UInt64(bitPattern: codecFrame), ordering: .relaxed)
         clockNanos.store(UInt64(bitPattern: hostNanos), ordering: .relaxed)
-        clockGeneration.wrappingIncrement(ordering: .acquiringAndReleasing)
+        clockGeneration.wrappingIncrement(ordering: .releasing)
     }
 
     /// Client: the codec frame and monotonic time of the newest period, read consistently, or
@@ -47,7 +51,9 @@ extension SharedRing {
             if before % 2 == 1 { continue }
             let frame = Int64(bitPattern: clockFrame.load(ordering: .relaxed))
             let nanos = Int64(bitPattern: clockNanos.load(ordering: .relaxed))
-            if clockGeneration.load(ordering: .acquiring) == before { return (frame, nanos) }
+            // The two loads above are done before the generation is looked at again (load-load).
+            atomicMemoryFence(ordering: .acquiring)
+            if clockGeneration.load(ordering: .relaxed) == before { return (frame, nanos) }
         }
         return nil
     }
@@ -60,14 +66,16 @@ extension SharedRing {
     /// Server: names the sources in their slots (a seqlock: the generation is odd while the
     /// table is being written).
     public func setSourceNames(_ names: [String]) {
-        namesGeneration.wrappingIncrement(ordering: .acquiringAndReleasing)
+        namesGeneration.wrappingIncrement(ordering: .relaxed)
+        // The odd generation is visible before any byte of the new table (store-store).
+        atomicMemoryFence(ordering: .releasing)
         for slot in 0..<Self.sourceSlots {
             let p = base + RingLayout.names + slot * RingLayout.nameSize
             let bytes = slot < names.count ? Array(names[slot].utf8.prefix(RingLayout.nameSize - 1)) : []
             for (i, b) in bytes.enumerated() { p.storeBytes(of: b, toByteOffset: i, as: UInt8.self) }
             p.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
         }
-        namesGeneration.wrappingIncrement(ordering: .acquiringAndReleasing)
+        namesGeneration.wrappingIncrement(ordering: .releasing)
     }
 
     /// Client: the source in each slot (empty: none), read consistently. Bytes that are not a
@@ -86,7 +94,9 @@ extension SharedRing {
                 let valid = bytes.allSatisfy { PortNameRules.isNameByte($0) }
                 names.append(valid ? String(decoding: bytes, as: UTF8.self) : "")
             }
-            if namesGeneration.load(ordering: .acquiring) == before { return names }
+            // The table's bytes are read before the generation is looked at again (load-load).
+            atomicMemoryFence(ordering: .acquiring)
+            if namesGeneration.load(ordering: .relaxed) == before { return names }
         }
         return Array(repeating: "", count: Self.sourceSlots)
     }

@@ -1,3 +1,5 @@
+import Atomics
+
 extension SharedRing {
     /// Producer: the write position after making room for `n` frames (dropping the oldest when
     /// full), or nil when the ring is faulted or the consumer keeps moving under us.
@@ -63,6 +65,9 @@ extension SharedRing {
     private func record(_ t: Timestamp) {
         let slot = Int(stampsWritten % UInt64(RingLayout.timestampSlots))
         let p = base + RingLayout.timestamps + slot * RingLayout.timestampSize
+        // A reader that sees a word of this slot's new value also sees the count that says the
+        // slot is being rewritten (`timestamp(atOrBefore:)` checks it): store-store.
+        atomicMemoryFence(ordering: .releasing)
         p.storeBytes(of: t.ringPosition, as: UInt64.self)
         p.storeBytes(of: t.codecFrame, toByteOffset: 8, as: Int64.self)
         p.storeBytes(of: t.hostNanos, toByteOffset: 16, as: Int64.self)

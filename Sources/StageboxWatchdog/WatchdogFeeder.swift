@@ -40,7 +40,7 @@ public final class WatchdogFeeder: @unchecked Sendable {
         hardware?.feed()
         if systemd?.watchdogIntervalNanos != nil { systemd?.notify("WATCHDOG=1") }
         lastFeedNanos.store(now, ordering: .relaxed)
-        feeds.add(1, ordering: .relaxed)
+        feeds.add(1, ordering: .releasing) // publishes `lastFeedNanos` to `describe`
     }
 
     /// Tells systemd something (`STATUS=…`, `READY=1`), when it started stagebox.
@@ -60,7 +60,7 @@ public final class WatchdogFeeder: @unchecked Sendable {
             parts.append(hardware.path + (timeoutSeconds.map { ", timeout \($0) s" } ?? ""))
         }
         if systemd?.watchdogIntervalNanos != nil { parts.append("systemd") }
-        let count = feeds.load(ordering: .relaxed)
+        let count = feeds.load(ordering: .acquiring)
         guard count > 0 else { return parts.joined(separator: " + ") + ", not fed yet (waiting for the codec)" }
         let ago = Double(now - lastFeedNanos.load(ordering: .relaxed)) / 1e9
         let fed = "fed \(fixed(ago, digits: 1)) s ago"
