@@ -152,7 +152,10 @@ let package = Package(
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),
-        .testTarget(name: "StageboxProtocolTests", dependencies: ["StageboxProtocol", "StageboxSystem", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system")]),
+        .testTarget(name: "StageboxProtocolTests", dependencies: [
+            "StageboxProtocol", "StageboxSystem", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system"),
+            .product(name: "Atomics", package: "swift-atomics"),
+        ]),
         .testTarget(name: "StageboxSystemTests", dependencies: ["StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxALSAPluginTests", dependencies: [
             "StageboxALSAPlugin", "pcm-probe", "stagebox", "StageboxAudioFiles", "StageboxTestSupport",
