@@ -48,6 +48,18 @@ func firstMismatch(recording path: String, frames: Int, channels: Int = 2) throw
     return nil
 }
 
+/// Writes `seconds` of the sequence as a 48 kHz 16-bit stereo WAV (what `firstMismatch` checks).
+func writeSequence(to path: String, seconds: Int) throws {
+    let writer = try AudioFileWriter(path: path, sampleRate: 48000, channels: 2, encoding: .pcm16)
+    var sequence = LCGSequence()
+    var block = [Float](repeating: 0, count: 48000 * 2)
+    for _ in 0..<seconds {
+        for i in 0..<block.count { block[i] = Float(sequence.next()) / 32768 }
+        try writer.write(block)
+    }
+    try writer.close()
+}
+
 @Suite(.serialized) struct LongStreamTests {
     /// Five minutes of 48 kHz 16-bit stereo, played by `stagebox play` from a WAV and by the C
     /// library's `send_sequence` at the same time, each into its own `stagebox record`: both
@@ -63,14 +75,7 @@ func firstMismatch(recording path: String, frames: Int, channels: Int = 2) throw
         defer { _ = log }
 
         let input = s.path("five-minutes.wav")
-        let writer = try AudioFileWriter(path: input, sampleRate: 48000, channels: 2, encoding: .pcm16)
-        var sequence = LCGSequence()
-        var block = [Float](repeating: 0, count: 48000 * 2)
-        for _ in 0..<(frames / 48000) {
-            for i in 0..<block.count { block[i] = Float(sequence.next()) / 32768 }
-            try writer.write(block)
-        }
-        try writer.close()
+        try writeSequence(to: input, seconds: frames / 48000)
 
         // Long enough for both streams and a late start on a busy machine; stopped by the test.
         let recorders = try ["swift", "c"].map {

@@ -15,14 +15,7 @@ import Testing
         defer { _ = log }
 
         let input = s.path("thirty-seconds.wav")
-        let writer = try AudioFileWriter(path: input, sampleRate: 48000, channels: 2, encoding: .pcm16)
-        var sequence = LCGSequence()
-        var block = [Float](repeating: 0, count: 48000 * 2)
-        for _ in 0..<(frames / 48000) {
-            for i in 0..<block.count { block[i] = Float(sequence.next()) / 32768 }
-            try writer.write(block)
-        }
-        try writer.close()
+        try writeSequence(to: input, seconds: 30)
 
         // Stopped by the test once the player is done: room for a slow start under emulation.
         let recorder = try board.start(["record", s.path("out.wav"), "--port", "rec.in", "--encoding", "PCM_16",
