@@ -46,18 +46,9 @@ arm_apt_update() {
 # binfmt_aarch64: arm64 programs run on the host through qemu-aarch64-static, with the F
 # flag (the interpreter opened at registration, so it works inside the arm64 chroot):
 # debootstrap's second stage, busybox --list, and the scenarios' `stagebox --version`.
+# tools/cross/binfmt does it, for the cross build's tests too.
 binfmt_aarch64() {
-	local dir=/proc/sys/fs/binfmt_misc def=/usr/share/binfmts/qemu-aarch64 magic mask
-	[ -f "$dir/register" ] || mount -t binfmt_misc binfmt_misc "$dir" || die "cannot mount binfmt_misc"
-	if [ -f "$dir/qemu-aarch64" ]; then
-		grep -q '^flags:.*F' "$dir/qemu-aarch64" && return 0
-		echo -1 >"$dir/qemu-aarch64" # registered without F: unusable in a chroot
-	fi
-	magic=$(sed -n 's/^magic //p' "$def") mask=$(sed -n 's/^mask //p' "$def")
-	[[ -n $magic && -n $mask ]] || die "no magic/mask in $def"
-	printf ':qemu-aarch64:M:0:%s:%s:/usr/bin/qemu-aarch64-static:F\n' "$magic" "$mask" >"$dir/register" ||
-		die "cannot register qemu-aarch64 with binfmt_misc"
-	log "registered qemu-aarch64-static with binfmt_misc (flag F)"
+	"$VM_DIR/../cross/binfmt" || die "cannot register qemu-aarch64 with binfmt_misc"
 }
 
 # build_rootfs: debootstrap --variant=minbase of SUITE for arm64 with ROOTFS_PACKAGES, into
