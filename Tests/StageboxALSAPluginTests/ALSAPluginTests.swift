@@ -56,9 +56,12 @@ import Musl
     }
 
     /// Other rates are converted by the client library: a 10 s tone at 44.1 kHz and at 16 kHz
-    /// lasts 10 s on the bus and keeps its pitch.
+    /// lasts 10 s on the bus and keeps its pitch. The board keeps real time: at 4× this missed
+    /// the 0.5 Hz by 0.6–2.8 Hz and the length by up to 70 ms in about half the runs, on the
+    /// code before and after the aarch64 work alike (the drift estimate's clock stamps against
+    /// a board that runs faster than its rate; not looked into yet).
     @Test(arguments: [44100, 16000]) func aplayAtAnotherRateKeepsPitchAndLength(rate: Int) throws {
-        let board = try SimulatedBoard(speed: 4)
+        let board = try SimulatedBoard()
         let alsa = try ALSAPrograms(board: board)
         defer { alsa.remove(); _ = board.stop() }
         let input = board.scratch.path("tone.wav")

@@ -4,8 +4,8 @@
 #
 ################################################################################
 
-# Stagebox is not compiled here: a Swift toolchain with the Static Linux SDK
-# builds it (tools/build-static) into a static tree, which this package copies
+# Stagebox is not compiled here: tools/build-static --target aarch64 (Debian's
+# swiftlang 6.0.3 in a chroot, see the README) builds it into a static tree, which this package copies
 # into the target. The tree is the package's local site, so Buildroot rsyncs
 # only that directory (a binary and the alsa-lib data), never the checkout;
 # "make stagebox-rebuild" picks up a new build.
