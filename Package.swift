@@ -29,12 +29,14 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
 
-        // Descriptors, errors (an errno in words with what failed and where) and Unix-socket
-        // addresses over swift-system, for every module that makes system calls.
+        // Descriptors, errors (an errno in words with what failed and where), Unix-socket
+        // addresses over swift-system; threads, clocks, semaphores and the wakeup: for every
+        // module that makes system calls.
         .target(name: "StageboxSystem", dependencies: [
             "CLinux", .product(name: "SystemPackage", package: "swift-system"),
         ]),
-        // Lock-free queues, snapshots and statistics shared by the audio thread and the rest.
+        // What only the audio thread and its peers need: lock-free queues and rings, snapshot
+        // exchange, and making a thread real-time.
         .target(name: "StageboxRealtime", dependencies: [
             "CLinux", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
             .product(name: "Atomics", package: "swift-atomics"),
@@ -44,9 +46,13 @@ let package = Package(
         // What a port may be called and how wide it may be, and `PORT:CHANNEL`: the one definition
         // the engine, the bus server, the rings and the configuration check against.
         .target(name: "StageboxPortRules"),
+        // Triggers: named actions with a state that buttons, MIDI, the console and clients fire;
+        // their names' rules, their board, and the debounce and long-press machine of a button.
+        .target(name: "StageboxTriggers", dependencies: ["StageboxPortRules"]),
         // The TOML configuration: model, defaults, validation with FILE:LINE errors.
         .target(name: "StageboxConfig", dependencies: [
-            "StageboxProtocol", "StageboxPortRules", .product(name: "TOMLKit", package: "TOMLKit"),
+            "StageboxProtocol", "StageboxPortRules", "StageboxTriggers", "StageboxSystem", .product(name: "TOMLKit", package: "TOMLKit"),
+            .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The engine: ports, connections, graph snapshots, mixing; processes one period.
         .target(name: "StageboxEngine", dependencies: [
@@ -58,23 +64,25 @@ let package = Package(
         // Drivers around the engine: ALSA mmap codec loop, offline (WAV) and simulated board.
         .target(name: "StageboxDrivers", dependencies: [
             "CALSA", "StageboxEngine", "StageboxRealtime", "StageboxAudioFiles", "StageboxFormatting", "StageboxSystem",
-            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Logging", package: "swift-log"), .product(name: "Atomics", package: "swift-atomics"),
+            .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The bus protocol shared by server and clients: messages, framing, shared-memory rings.
         .target(name: "StageboxProtocol", dependencies: [
-            "CLinux", "StageboxSystem", "StageboxPortRules", .product(name: "Atomics", package: "swift-atomics"), .product(name: "SystemPackage", package: "swift-system"),
+            "CLinux", "StageboxSystem", "StageboxPortRules", "StageboxTriggers", .product(name: "Atomics", package: "swift-atomics"),
+            .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The server side of the client bus: client ports on the audio thread.
         .target(name: "StageboxBusServer", dependencies: [
-            "StageboxEngine", "StageboxProtocol", "StageboxControls", "StageboxRealtime", "StageboxSystem", "StageboxPortRules", "CLinux",
+            "StageboxEngine", "StageboxProtocol", "StageboxTriggers", "StageboxSystem", "StageboxPortRules", "CLinux",
             .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The client library (Swift): usable without the rest of Stagebox.
         .target(name: "StageboxClient", dependencies: [
-            "StageboxProtocol", "StageboxPortRules", "StageboxRealtime", "StageboxSystem", "CLinux", "CSampleRate", .product(name: "SystemPackage", package: "swift-system"),
+            "StageboxProtocol", "StageboxPortRules", "StageboxTriggers", "StageboxSystem", "CLinux", "CSampleRate", .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The C client library's implementation (the header is include/stagebox_client.h).
-        .target(name: "StageboxClientC", dependencies: ["StageboxClient"]),
+        .target(name: "StageboxClientC", dependencies: ["StageboxClient", "StageboxTriggers"]),
         // The ALSA plugin's entry point (C, on alsa-lib's ioplug API) over the C client library
         // (its include/ links to the library's header).
         .target(name: "StageboxALSAPlugin", dependencies: ["StageboxClientC", "CALSA"],
@@ -84,50 +92,53 @@ let package = Package(
         // Takes: one WAV per source from the audio thread's rings, written to survive a power cut.
         .target(name: "StageboxRecorder", dependencies: [
             "StageboxEngine", "StageboxRealtime", "StageboxSystem", "StageboxAudioFiles",
-            .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system"),
+            .product(name: "Logging", package: "swift-log"), .product(name: "DequeModule", package: "swift-collections"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
-        // Buttons, LEDs and triggers.
+        // The hardware of the controls: GPIO buttons and LEDs (libgpiod 1.6).
         .target(name: "StageboxControls", dependencies: [
-            "CGPIOD", "CLinux", "StageboxSystem", "StageboxRealtime", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system"),
+            "CGPIOD", "CLinux", "StageboxSystem", "StageboxTriggers", .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The ALSA sequencer client "Stagebox": notes and controllers fire triggers, their
         // states go back out as notes and controllers (a controller's pad LEDs).
         .target(name: "StageboxMIDI", dependencies: [
-            "CALSA", "CLinux", "StageboxControls", "StageboxSystem", "StageboxRealtime",
+            "CALSA", "CLinux", "StageboxTriggers", "StageboxSystem",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The watchdog and the audio lifecycle.
         .target(name: "StageboxWatchdog", dependencies: [
-            "CLinux", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
+            "CLinux", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The lifecycle: suspend when idle, never while in use, fades, and what the watchdog is fed on.
-        .target(name: "StageboxLifecycle", dependencies: ["StageboxDrivers", "StageboxEngine", "StageboxRealtime"]),
+        .target(name: "StageboxLifecycle", dependencies: [
+            "StageboxDrivers", "StageboxEngine", "StageboxSystem", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
         // Stagebox's own log: a bounded queue to a writer thread (nothing that logs waits on the
         // output), and the last lines in memory for the console.
         .target(name: "StageboxLogging", dependencies: [
-            "StageboxRealtime", "StageboxSystem", .product(name: "Logging", package: "swift-log"),
+            "StageboxSystem", .product(name: "Logging", package: "swift-log"),
             .product(name: "DequeModule", package: "swift-collections"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The serial console.
         .target(name: "StageboxConsole", dependencies: [
-            "StageboxEngine", "StageboxControls", "StageboxRealtime", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
+            "StageboxEngine", "StageboxDrivers", "StageboxControls", "StageboxTriggers", "StageboxFormatting", "StageboxSystem",
+            .product(name: "SystemPackage", package: "swift-system"), .product(name: "DequeModule", package: "swift-collections"),
         ]),
         // The run-time state (connections, mutes) kept across reboots: the document, its atomic
         // file, and the keeper that hears the engine's changes and restores them.
         .target(name: "StageboxState", dependencies: [
-            "StageboxEngine", "StageboxPortRules", "StageboxRealtime", "StageboxSystem",
+            "StageboxEngine", "StageboxPortRules", "StageboxSystem",
             .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Logging", package: "swift-log"),
             .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The latency meter's signal processing: the multi-tone stimulus, the DFT at its tones,
         // and the delay, polarity and error bound they give (no I/O).
-        .target(name: "StageboxLatency"),
+        .target(name: "StageboxLatency", dependencies: [.product(name: "DequeModule", package: "swift-collections")]),
         // The executable that wires everything together.
         .executableTarget(name: "stagebox", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
             "StageboxLifecycle", "StageboxRecorder", "StageboxMIDI",
-            "StageboxLogging", "StageboxFormatting", "StageboxPortRules", "StageboxLatency", "StageboxState",
+            "StageboxLogging", "StageboxFormatting", "StageboxPortRules", "StageboxTriggers", "StageboxLatency", "StageboxState",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -140,18 +151,19 @@ let package = Package(
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
         .testTarget(name: "StageboxLatencyTests", dependencies: ["StageboxLatency"]),
-        .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle"]),
+        .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle", "StageboxDrivers"]),
         .testTarget(name: "StageboxRecorderTests", dependencies: [
-            "StageboxRecorder", "StageboxEngine", "StageboxAudioFiles", "StageboxTestSupport", "CSndFile",
+            "StageboxRecorder", "StageboxEngine", "StageboxAudioFiles", "StageboxSystem", "StageboxTestSupport", "CSndFile",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
-        .testTarget(name: "StageboxMIDITests", dependencies: ["StageboxMIDI", "StageboxControls", "CALSA"]),
-        .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxRealtime"]),
+        .testTarget(name: "StageboxTriggersTests", dependencies: ["StageboxTriggers"]),
+        .testTarget(name: "StageboxMIDITests", dependencies: ["StageboxMIDI", "StageboxTriggers", "CALSA"]),
+        .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxTriggers", "StageboxSystem"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),
-        .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxRealtime"]),
+        .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxSystem"]),
         .testTarget(name: "StageboxProtocolTests", dependencies: [
             "StageboxProtocol", "StageboxSystem", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system"),
             .product(name: "Atomics", package: "swift-atomics"),
@@ -164,30 +176,30 @@ let package = Package(
         .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient", "StageboxSystem"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxDriversTests", dependencies: [
-            "StageboxDrivers", "CALSA", "StageboxAudioFiles", "StageboxTestSupport",
+            "StageboxDrivers", "CALSA", "StageboxAudioFiles", "StageboxSystem", "StageboxTestSupport",
         ]),
         // Counts allocations on the audio thread with a malloc interposer, in a process of its own.
         // Counts lock calls on one thread, by interposing them (for the probe only).
         .target(name: "LockCounter", path: "Tests/LockCounter"),
         .executableTarget(name: "stagebox-allocation-probe", dependencies: [
-            "StageboxDrivers", "StageboxEngine", "StageboxRealtime", "StageboxBusServer", "StageboxClient", "StageboxControls",
-            "StageboxRecorder", "StageboxAudioFiles", "CALSA", "LockCounter",
+            "StageboxDrivers", "StageboxEngine", "StageboxRealtime", "StageboxBusServer", "StageboxClient", "StageboxTriggers",
+            "StageboxRecorder", "StageboxAudioFiles", "StageboxSystem", "CALSA", "LockCounter",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/AllocationProbe"),
         // A bus client that writes garbage over its own shared memory, for the containment test.
-        .executableTarget(name: "stagebox-hostile-client", dependencies: ["StageboxClient", "StageboxRealtime"],
+        .executableTarget(name: "stagebox-hostile-client", dependencies: ["StageboxClient", "StageboxSystem"],
                           path: "Tests/HostileClient"),
         // Runs the built `stagebox` binary as a user would.
         .testTarget(name: "StageboxConsoleTests", dependencies: [
-            "StageboxConsole", "StageboxEngine", "StageboxControls", "StageboxRealtime", "StageboxDrivers", "CLinux",
+            "StageboxConsole", "StageboxEngine", "StageboxTriggers", "StageboxRealtime", "StageboxDrivers", "StageboxSystem", "CLinux",
         ]),
         .testTarget(name: "StageboxBusServerTests", dependencies: [
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxDrivers", "StageboxEngine",
-            "StageboxControls", "StageboxRealtime", "StageboxTestSupport", "StageboxPortRules",
+            "StageboxTriggers", "StageboxRealtime", "StageboxSystem", "StageboxTestSupport", "StageboxPortRules",
         ]),
         .testTarget(name: "stageboxTests", dependencies: [
-            "stagebox", "StageboxAudioFiles", "StageboxClient", "StageboxRealtime", "StageboxTestSupport", "CLinux",
+            "stagebox", "StageboxAudioFiles", "StageboxClient", "StageboxRealtime", "StageboxSystem", "StageboxTestSupport", "CLinux",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,7 @@
-import StageboxRealtime
 import StageboxEngine
 import StageboxPortRules
 import StageboxProtocol
+import StageboxSystem
 
 extension BusServer {
     /// Frames a client ring holds: 340 ms at 48 kHz, so that a client on a busy machine can be
@@ -61,7 +61,9 @@ extension BusServer {
     /// wakeups, in the order the client receives their descriptors.
     private func makeProcessor(_ request: PortRequest, name: String, counters: ClientPortCounters) throws(RingError)
         -> (PortProcessor, [SharedRing], [OwnedDescriptor]) {
-        func wakeup() throws(RingError) -> (Wakeup, OwnedDescriptor) { try Wakeup.pair() }
+        func wakeup() throws(RingError) -> (Wakeup, OwnedDescriptor) {
+            do { return try Wakeup.pair(purpose: "the port \(name)") } catch { throw .system(error) }
+        }
         let frames = ringFrames
         switch request.kind {
         case .sender:
@@ -73,7 +75,7 @@ extension BusServer {
                                              capacity: frames)
             let (wake, theirs) = try wakeup()
             return (ClientSeparateReceiverProcessor(ring: ring, wake: wake, channels: request.channels,
-                                                    maxFrames: engine.settings.maxFrames, counters: counters), [ring], [theirs])
+                                                    period: engine.settings.period, counters: counters), [ring], [theirs])
         case .receiver:
             let ring = try SharedRing.create(name: name, channels: request.channels, capacity: frames)
             let (wake, theirs) = try wakeup()
@@ -88,7 +90,7 @@ extension BusServer {
                 * Int64(settings.filterDeadlinePercent) / 100
             let processor = ClientFilterProcessor(toClient: toClient, fromClient: fromClient, wakeClient: wakeClient,
                                                   wakeServer: wakeServer, budgetNanos: budget,
-                                                  maxFrames: engine.settings.maxFrames, counters: counters)
+                                                  period: engine.settings.period, counters: counters)
             return (processor, [toClient, fromClient], [clientEnd, serverEnd])
         }
     }

@@ -1,6 +1,6 @@
-import StageboxControls
 import StageboxPortRules
 import StageboxProtocol
+import StageboxTriggers
 
 /// Clients' own triggers (Audiobus's custom triggers): a client makes `client.trigger`; whoever
 /// fires it (a button, the console, a client, the command line), the client is told and sets
@@ -8,7 +8,7 @@ import StageboxProtocol
 extension BusServer {
     func createTrigger(name: String, title: String, state raw: UInt8, client: String, session: ClientSession, id: UInt32) {
         let full = "\(client).\(name)"
-        do throws(PortRuleViolation) {
+        do throws(TriggerRuleViolation) {
             try TriggerRules.checkClientTriggerName(name, client: client)
             try TriggerRules.checkTitle(title, trigger: full)
         } catch {

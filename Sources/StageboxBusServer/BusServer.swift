@@ -1,7 +1,6 @@
 import CLinux
 import Logging
 import StageboxEngine
-import StageboxControls
 import StageboxProtocol
 import StageboxSystem
 import Synchronization
@@ -12,7 +11,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import StageboxRealtime
+import StageboxTriggers
 
 /// Why the bus server could not start: names the socket path, what was being done, and the
 /// system's reason in words when there is one.
@@ -39,19 +38,23 @@ public struct BusServerError: Error, Sendable, CustomStringConvertible {
 /// client sends is checked before anything is done with it: a bad message gets an error
 /// answer, a broken stream a disconnect, and neither stops the audio.
 public final class BusServer: @unchecked Sendable {
-    // @unchecked: `listener` and `thread` change only in start and stop, before the server thread
-    // starts and after it is joined; `sessions` belongs to the server thread; what other threads
-    // touch is behind a Mutex or atomic. `nextSessionSerial` belongs to the server thread too.
+    // @unchecked: `listener` changes only in start and stop, before the server thread starts
+    // and after it is joined; `sessions`, `polledSessions`, `receiveBuffer` and
+    // `nextSessionSerial` belong to the server thread; what other threads touch is behind a
+    // Mutex or atomic.
     public let settings: BusServerSettings
     let engine: Engine
     let triggers: TriggerBoard
     let logger: Logger
     let serverVersion: String
-    let period: Int
+    /// Frames per period, as clients are told it: the engine's, the one authority.
+    var period: Int { engine.settings.period }
     private var listener: FileDescriptor?
-    private let wake: EventFD
-    private var thread: PosixThread?
+    private let loop: ServiceLoop
     private let stopping = Atomic<Bool>(false)
+    /// The server thread's own: the sessions its last wait polled, and the receive buffer.
+    private var polledSessions: [ClientSession] = []
+    private var receiveBuffer = [UInt8](repeating: 0, count: 65536)
     /// Events raised on other threads, sent by the server thread: to every client, or (with a
     /// session's serial) to that one client.
     private let pendingEvents = Mutex<[(event: BusEvent, session: UInt64?)]>([])
@@ -82,14 +85,13 @@ public final class BusServer: @unchecked Sendable {
     }
 
     public init(settings: BusServerSettings, engine: Engine, triggers: TriggerBoard, logger: Logger,
-                serverVersion: String, period: Int) throws(BusServerError) {
+                serverVersion: String) throws(BusServerError) {
         self.settings = settings
         self.engine = engine
         self.triggers = triggers
         self.logger = logger
         self.serverVersion = serverVersion
-        self.period = period
-        do { wake = try EventFD() } catch {
+        do { loop = try ServiceLoop(named: "the bus server") } catch {
             throw BusServerError(path: settings.socketPath, what: "\(error)")
         }
     }
@@ -132,7 +134,10 @@ public final class BusServer: @unchecked Sendable {
         // Every change is announced from the engine's own change path, whoever made it.
         engine.onChange { [weak self] change in self?.post(BusEvent(change)) }
         do throws(SystemCallError) {
-            thread = try PosixThread.start(named: "the bus server") { self.serve() }.get()
+            try loop.start({ [self] turn in serve(turn, listener: fd) }, finish: { [self] in
+                broadcast(.serverStopping)
+                for session in sessions { end(session, reason: "server stopping") }
+            })
         } catch {
             // Nobody would serve the socket: take it away again.
             listener = nil
@@ -146,9 +151,7 @@ public final class BusServer: @unchecked Sendable {
     /// Tells every client the server is stopping, disconnects them and removes the socket.
     public func stop() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
-        wake.signal()
-        thread?.join()
-        thread = nil
+        loop.stop()
         try? listener?.close()
         listener = nil
         unlink(settings.socketPath)
@@ -157,13 +160,13 @@ public final class BusServer: @unchecked Sendable {
     /// Queues an event raised outside the server thread for every client.
     public func post(_ event: BusEvent) {
         pendingEvents.withLock { $0.append((event, nil)) }
-        wake.signal()
+        loop.wake()
     }
 
     /// Queues an event for one client only (its trigger was fired); dropped if it has left.
     func post(_ event: BusEvent, toSession serial: UInt64) {
         pendingEvents.withLock { $0.append((event, serial)) }
-        wake.signal()
+        loop.wake()
     }
 
     /// The group's id from /etc/group. Read directly rather than through getgrnam: in a
@@ -212,39 +215,29 @@ public final class BusServer: @unchecked Sendable {
 
     // MARK: The server thread
 
-    private func serve() {
-        guard let listener else { return }
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while !stopping.load(ordering: .relaxed) {
-            var fds = [pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wake.descriptor.rawValue, events: Int16(POLLIN), revents: 0)]
-            let polled = sessions
-            fds += polled.map { pollfd(fd: $0.socket.rawValue, events: Int16(POLLIN), revents: 0) }
-            // With clients, a tenth of a second to notice one the audio thread found faulty; with
-            // none, only retired graph snapshots wait, and a second is soon enough for them.
-            let rc = poll(&fds, nfds_t(fds.count), sessions.isEmpty ? 1000 : 100)
-            engine.collect()
-            disconnectFaultedClients()
-            nameSeparateSources(sessions)
-            if rc <= 0 { continue }
-            if fds[1].revents != 0 {
-                wake.drain()
-                for pending in pendingEvents.withLock({ let e = $0; $0 = []; return e }) {
-                    if let serial = pending.session {
-                        send(pending.event, toSession: serial)
-                    } else {
-                        broadcast(pending.event)
-                    }
+    /// One turn of the server thread: events raised elsewhere go out, clients' requests are
+    /// answered, a new client is accepted, clients the audio thread found faulty are let go.
+    private func serve(_ turn: ServiceLoop.Turn, listener: FileDescriptor) -> ServiceLoop.Next {
+        disconnectFaultedClients()
+        nameSeparateSources(sessions)
+        if turn.woken {
+            for pending in pendingEvents.withLock({ let e = $0; $0 = []; return e }) {
+                if let serial = pending.session {
+                    send(pending.event, toSession: serial)
+                } else {
+                    broadcast(pending.event)
                 }
             }
-            // The sessions polled, not the current list: accepting adds, handling one may end another.
-            for (i, session) in polled.enumerated() where fds[i + 2].revents != 0 {
-                if sessions.contains(where: { $0 === session }) { receive(session, into: &buffer) }
-            }
-            if fds[0].revents & Int16(POLLIN) != 0 { accept(listener) }
         }
-        broadcast(.serverStopping)
-        for session in sessions { end(session, reason: "server stopping") }
+        // The sessions polled, not the current list: accepting adds, handling one may end another.
+        for session in polledSessions where turn.revents(of: session.socket.rawValue) != 0 {
+            if sessions.contains(where: { $0 === session }) { receive(session, into: &receiveBuffer) }
+        }
+        if turn.revents(of: listener.rawValue) & Int16(POLLIN) != 0 { accept(listener) }
+        polledSessions = sessions
+        // With clients, a tenth of a second to notice one the audio thread found faulty.
+        let deadline = sessions.isEmpty ? nil : monotonicNanoseconds() + 100_000_000
+        return .reading([listener.rawValue] + sessions.map(\.socket.rawValue), deadline: deadline)
     }
 
     private func accept(_ listener: FileDescriptor) {

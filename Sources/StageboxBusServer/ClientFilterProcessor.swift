@@ -1,6 +1,6 @@
 import StageboxEngine
 import StageboxProtocol
-import StageboxRealtime
+import StageboxSystem
 
 /// A client's filter in the signal path: the period goes to the client, and the audio thread
 /// waits for the processed period until the cycle's filter deadline. That deadline is one for
@@ -24,14 +24,14 @@ final class ClientFilterProcessor: PortProcessor, @unchecked Sendable {
     private var stale = 0
 
     init(toClient: SharedRing, fromClient: SharedRing, wakeClient: Wakeup, wakeServer: Wakeup,
-         budgetNanos: Int64, maxFrames: Int, counters: ClientPortCounters) {
+         budgetNanos: Int64, period: Int, counters: ClientPortCounters) {
         self.toClient = toClient
         self.fromClient = fromClient
         self.wakeClient = wakeClient
         self.wakeServer = wakeServer
         self.budgetNanos = budgetNanos
         self.counters = counters
-        scratch = AudioBuffer(channels: toClient.channels, capacity: maxFrames)
+        scratch = AudioBuffer(channels: toClient.channels, capacity: period)
     }
 
     func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo) {

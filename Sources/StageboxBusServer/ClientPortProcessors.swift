@@ -1,7 +1,7 @@
 import StageboxEngine
 import StageboxProtocol
-import StageboxRealtime
 import Synchronization
+import StageboxSystem
 
 /// Counters of one client port that the audio thread keeps and others read.
 public final class ClientPortCounters: Sendable {
@@ -117,13 +117,13 @@ final class ClientSeparateReceiverProcessor: SeparateInputsProcessor, @unchecked
     private let wide: UnsafeMutablePointer<Float>
     private let channels: Int
 
-    init(ring: SharedRing, wake: Wakeup, channels: Int, maxFrames: Int, counters: ClientPortCounters) {
+    init(ring: SharedRing, wake: Wakeup, channels: Int, period: Int, counters: ClientPortCounters) {
         self.ring = ring
         self.wake = wake
         self.channels = channels
         self.counters = counters
-        scratch = AudioBuffer(channels: channels, capacity: maxFrames)
-        wide = .allocate(capacity: maxFrames * ring.channels)
+        scratch = AudioBuffer(channels: channels, capacity: period)
+        wide = .allocate(capacity: period * ring.channels)
     }
 
     deinit { wide.deallocate() }

@@ -6,7 +6,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import StageboxRealtime
 
 /// A frame of 16-bit audio as Agora's `AudioFrame` describes it.
 public struct AgoraAudioFrame {

@@ -1,5 +1,6 @@
 import StageboxPortRules
 import StageboxProtocol
+import StageboxTriggers
 
 /// The client's own triggers (Audiobus's custom triggers): made, set and removed here; the
 /// refresher thread calls their handlers when they are fired.

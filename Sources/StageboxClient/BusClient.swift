@@ -8,7 +8,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import StageboxRealtime
 
 /// The Audiobus-style controller: connects a program to a running stagebox and makes its ports.
 ///
@@ -17,9 +16,7 @@ import StageboxRealtime
 /// let mic = try bus.addReceiver(name: "mic", channels: 1, sampleRate: 16000)
 /// try bus.connect(from: "codec.in", to: mic.name)
 /// ```
-public final class BusClient: @unchecked Sendable {
-    // @unchecked: `refresher` is set in init and only read after (by close); the rest is
-    // immutable, atomic or behind a Mutex.
+public final class BusClient: Sendable {
 
     /// The socket `stagebox run` uses when nothing names one (`DefaultSocket`).
     public static var defaultSocketPath: String { DefaultSocket.path }
@@ -30,9 +27,9 @@ public final class BusClient: @unchecked Sendable {
     private let muted = Mutex<Set<String>>([])
     private let refresh = Atomic<Bool>(true)
     private let running = Atomic<Bool>(true)
-    private var refresher: PosixThread?
-    /// Wakes the refresher: it sleeps until an event gives it work, not on a timer.
-    private let refresherWake = CountingSemaphore()
+    /// Keeps the connection state fresh and calls fired triggers' handlers; it sleeps until an
+    /// event gives it work, not on a timer.
+    private let refresher: ServiceLoop
     private let handlers = Mutex<[@Sendable (BusEvent) -> Void]>([])
     private let ownPorts = Mutex<[String: PortState]>([:])
     /// This client's triggers (by bus name) and what to call when one fires.
@@ -41,6 +38,11 @@ public final class BusClient: @unchecked Sendable {
     let firedTriggers = Mutex<[String]>([])
 
     public init(name: String, socketPath: String = BusClient.defaultSocketPath) throws(BusClientError) {
+        do throws(SystemCallError) {
+            refresher = try ServiceLoop(named: "the bus client's refresher")
+        } catch {
+            throw .connection("\(error)")
+        }
         connection = try BusConnection(socketPath: socketPath, name: name)
         connection.onEvent { [weak self] event in self?.received(event) }
         do throws(SystemCallError) {
@@ -57,11 +59,8 @@ public final class BusClient: @unchecked Sendable {
     /// Leaves the bus; every port of this client disappears.
     public func close() {
         guard running.exchange(false, ordering: .relaxed) else { return }
-        refresherWake.post()
-        if let r = refresher {
-            // The last reference may be dropped on the refresher thread itself.
-            r.joinOrDetach()
-        }
+        // The last reference may be dropped on the refresher thread itself: it then detaches.
+        refresher.stop()
         connection.disconnect()
     }
 
@@ -109,7 +108,7 @@ public final class BusClient: @unchecked Sendable {
         guard case let .portCreated(info, _) = answer else { throw .connection("unexpected answer: \(answer)") }
         ownPorts.withLock { $0[info.name] = PortState() }
         refresh.store(true, ordering: .relaxed)
-        refresherWake.post()
+        refresher.wake()
         return (info, fds)
     }
 
@@ -179,11 +178,11 @@ public final class BusClient: @unchecked Sendable {
         switch event {
         case .connectionsChanged, .portRemoved, .portAdded:
             refresh.store(true, ordering: .relaxed)
-            refresherWake.post()
+            refresher.wake()
         case let .muteChanged(port, value): state(of: port)?.muted.store(value, ordering: .relaxed)
         case .triggerFired(let name):
             firedTriggers.withLock { $0.append(name) }
-            refresherWake.post()
+            refresher.wake()
         default: break
         }
         for handler in handlers.withLock({ $0 }) { handler(event) }
@@ -193,20 +192,15 @@ public final class BusClient: @unchecked Sendable {
     /// thread of its own keeps the connection state fresh after events, and calls the handlers
     /// of fired triggers (which may then set their trigger's state).
     private func startRefresher() throws(SystemCallError) {
-        // Weak: the refresher must not keep the client alive; it ends when the client closes.
-        // It holds the client only while it works, never while it sleeps; the timeout is for a
-        // client dropped without `close`, whose refresher then ends within a second.
-        let wake = refresherWake
-        refresher = try PosixThread.start(named: "the bus client's refresher") { [weak self] in
-            while true {
-                do {
-                    guard let me = self, me.running.load(ordering: .relaxed) else { return }
-                    if me.refresh.exchange(false, ordering: .relaxed) { me.refreshConnections() }
-                    me.deliverFiredTriggers()
-                }
-                wake.wait(nanoseconds: 1_000_000_000)
-            }
-        }.get()
+        // Weak: the refresher must not keep the client alive; it holds the client only while
+        // it works, never while it sleeps, and a client dropped without `close` stops it from
+        // its deinit.
+        try refresher.start { [weak self] _ in
+            guard let me = self, me.running.load(ordering: .relaxed) else { return .init() }
+            if me.refresh.exchange(false, ordering: .relaxed) { me.refreshConnections() }
+            me.deliverFiredTriggers()
+            return .init()
+        }
     }
 
     private func refreshConnections() {

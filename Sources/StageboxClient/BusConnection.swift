@@ -8,7 +8,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import StageboxRealtime
 
 /// Why talking to the bus failed.
 public enum BusClientError: Error, Sendable, Equatable, CustomStringConvertible {

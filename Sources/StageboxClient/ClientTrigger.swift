@@ -1,5 +1,6 @@
 import StageboxPortRules
 import Synchronization
+import StageboxTriggers
 
 /// One of the program's own triggers on the bus, `client.trigger` (Audiobus's custom trigger):
 /// buttons, the console, other clients and the command line fire it, and the program is told.

@@ -1,5 +1,4 @@
 import StageboxProtocol
-import StageboxRealtime
 
 /// Decides the conversion ratio of one port: the nominal ratio of the two sample rates, and,
 /// once a drift of the program's clock against the codec's has been measured, the measured

@@ -7,7 +7,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import StageboxRealtime
 
 /// A filter port: the bus hands the program each period, the program processes it in place and
 /// hands it back within the deadline (Audiobus's `ABAudioFilterPort`). The processing runs on

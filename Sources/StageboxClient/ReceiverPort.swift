@@ -1,5 +1,5 @@
 import StageboxProtocol
-import StageboxRealtime
+import StageboxSystem
 
 /// A receiver port: the program takes audio off the bus (Audiobus's `ABAudioReceiverPort`),
 /// the mix of everything connected to it, at the program's own rate and pace.
@@ -16,7 +16,8 @@ public final class ReceiverPort {
     private var drift: DriftController
     private let state: PortState?
     private weak var client: BusClient?
-    private let chunk: Int
+    /// The bus's period (the server tells it at hello): one block read from the ring.
+    private let period: Int
     private var busBlock: [Float]
     /// Converted frames not yet handed out, at the program's rate.
     private var fifo: [Float]
@@ -34,12 +35,12 @@ public final class ReceiverPort {
         self.sampleRate = sampleRate
         self.client = client
         state = client.state(of: info.name)
-        chunk = client.period
+        period = client.period
         let busRate = client.sampleRate
         let nominal = Double(sampleRate) / Double(busRate)
         adapter = RateAdapter(channels: channels, nominalRatio: nominal)
         drift = DriftController(direction: .fromBus, nominalRatio: nominal, busRate: busRate, period: client.period)
-        busBlock = [Float](repeating: 0, count: chunk * ring.channels)
+        busBlock = [Float](repeating: 0, count: period * ring.channels)
         fifo = [Float](repeating: 0, count: 16384 * channels)
         integers = [Float](repeating: 0, count: 8192 * channels)
     }
@@ -98,15 +99,15 @@ public final class ReceiverPort {
             if let t = ring.timestamp(atOrBefore: ring.readPositionNow) {
                 lastTimestamp = FrameTimestamp(codecFrame: t.codecFrame, hostNanos: t.hostNanos)
             }
-            let got = busBlock.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, frames: chunk) }
+            let got = busBlock.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, frames: period) }
             if !got { complete = false; break }
             var used = 0
             // Bounded: every pass uses input or produces output, or the loop ends.
-            for _ in 0..<(chunk + 8) where used < chunk {
+            for _ in 0..<(period + 8) where used < period {
                 let room = fifo.count / channels - fifoFrames
                 let (u, n) = busBlock.withUnsafeBufferPointer { input in
                     fifo.withUnsafeMutableBufferPointer { out in
-                        adapter.convert(input.baseAddress! + used * channels, frames: chunk - used,
+                        adapter.convert(input.baseAddress! + used * channels, frames: period - used,
                                         into: out.baseAddress! + fifoFrames * channels, capacity: room)
                     }
                 }
@@ -161,21 +162,21 @@ public final class ReceiverPort {
     /// the end-of-interval mark. False when no whole interval is waiting.
     public func receiveInterval(_ body: (_ source: String, _ samples: UnsafePointer<Float>, _ frames: Int) -> Void) -> Bool {
         let stride = ring.channels
-        let got = busBlock.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, frames: chunk) }
+        let got = busBlock.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, frames: period) }
         guard got else { return false }
         let names = ring.sourceNames()
         for (slot, name) in names.enumerated() where !name.isEmpty && (slot + 1) * channels <= stride {
-            for i in 0..<chunk {
+            for i in 0..<period {
                 for c in 0..<channels { integers[i * channels + c] = busBlock[i * stride + slot * channels + c] }
             }
-            integers.withUnsafeBufferPointer { body(name, $0.baseAddress!, chunk) }
+            integers.withUnsafeBufferPointer { body(name, $0.baseAddress!, period) }
         }
         return true
     }
 
     /// Bus frames to wait for before reading starts: two requests plus two periods.
     private func cushion(for frames: Int) -> Int {
-        Int(Double(2 * frames) / adapter.nominalRatio) + 2 * chunk
+        Int(Double(2 * frames) / adapter.nominalRatio) + 2 * period
     }
 
     /// Waits until `receive` of `frames` frames would find them all (the first time, also the

@@ -1,5 +1,5 @@
 import StageboxProtocol
-import StageboxRealtime
+import StageboxSystem
 
 /// A sender port: the program puts audio on the bus (Audiobus's `ABAudioSenderPort`).
 ///

@@ -1,6 +1,7 @@
 import StageboxClient
 import StageboxPortRules
 import Synchronization
+import StageboxTriggers
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,6 @@
 import StageboxProtocol
+import StageboxSystem
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -66,7 +68,7 @@ public enum ConfigLoader {
     /// The whole text of `path`, or a problem saying why it cannot be read.
     static func readText(_ path: String) throws(ConfigProblem) -> String {
         guard let f = fopen(path, "rb") else {
-            throw ConfigProblem(file: path, line: nil, key: "", message: String(cString: strerror(errno)))
+            throw ConfigProblem(file: path, line: nil, key: "", message: "\(Errno.last)")
         }
         defer { fclose(f) }
         var bytes: [UInt8] = []
@@ -80,7 +82,7 @@ public enum ConfigLoader {
             }
         }
         if ferror(f) != 0 {
-            throw ConfigProblem(file: path, line: nil, key: "", message: String(cString: strerror(errno)))
+            throw ConfigProblem(file: path, line: nil, key: "", message: "\(Errno.last)")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigProblem(file: path, line: nil, key: "", message: "not UTF-8 text")

@@ -1,5 +1,6 @@
 import StageboxPortRules
 import TOMLKit
+import StageboxTriggers
 
 /// `[[button]]` and `[[led]]`: GPIO lines, and the triggers they fire or show.
 extension ConfigParser {
@@ -120,7 +121,7 @@ extension ConfigParser.Fields {
     mutating func trigger(_ key: String, _ target: inout String, required: Bool) {
         string(key, &target, nonEmpty: required, required: required)
         guard !target.isEmpty else { return }
-        do throws(PortRuleViolation) {
+        do throws(TriggerRuleViolation) {
             try TriggerRules.checkReference(target)
         } catch {
             problem(key, error.description)

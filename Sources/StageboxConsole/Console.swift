@@ -1,6 +1,6 @@
 import StageboxFormatting
 import StageboxEngine
-import StageboxRealtime
+import StageboxSystem
 
 /// The diagnostics shell: short commands, each answering in a line or a small table that fits
 /// 80 columns. It runs on whatever thread reads the terminal, never on the audio thread.

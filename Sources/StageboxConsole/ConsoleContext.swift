@@ -1,6 +1,7 @@
 import StageboxEngine
 import StageboxControls
-import StageboxRealtime
+import StageboxTriggers
+import StageboxDrivers
 
 /// One xrun, late wakeup or poll timeout, as the console lists it.
 public struct XrunRecord: Sendable, Equatable {

@@ -1,4 +1,3 @@
-import StageboxRealtime
 import StageboxSystem
 import Synchronization
 
@@ -21,7 +20,7 @@ public final class ConsoleRunner: @unchecked Sendable {
     private let output: Int32
     private var editor: LineEditor
     private let running = Atomic<Bool>(false)
-    private var thread: PosixThread?
+    private var loop: ServiceLoop?
     private var savedTerminal: termios?
     private var lastNote: Int64 = 0
     /// Stops stagebox; nil where the console must never stop it (a serial console).
@@ -65,10 +64,11 @@ public final class ConsoleRunner: @unchecked Sendable {
         guard !running.exchange(true, ordering: .relaxed) else { return }
         send("Stagebox console. Type help.\r\n" + editor.prompt)
         showing(editor.prompt)
-        switch PosixThread.start(named: "the console", { self.loop() }) {
-        case .success(let started):
-            thread = started
-        case .failure(let error):
+        do {
+            let started = try ServiceLoop(named: "the console")
+            try started.start { [self] turn in self.turn(turn) }
+            loop = started
+        } catch {
             running.store(false, ordering: .relaxed)
             throw error
         }
@@ -86,20 +86,23 @@ public final class ConsoleRunner: @unchecked Sendable {
 
     public func stop() {
         guard running.exchange(false, ordering: .relaxed) else { return }
-        thread?.join()
-        thread = nil
+        loop?.stop()
+        loop = nil
         if var t = savedTerminal { tcsetattr(input, TCSANOW, &t) }
     }
 
-    private func loop() {
+    /// One turn of the console's thread: what the input has is read and handled.
+    private func turn(_ turn: ServiceLoop.Turn) -> ServiceLoop.Next {
+        // A hang-up or an error with nothing to read: the other end went away; look again
+        // in a fifth of a second rather than spin on a descriptor that is always ready.
+        let later = ServiceLoop.Next(deadline: monotonicNanoseconds() + 200_000_000)
+        guard turn.revents(of: input) != 0 else { return turn.waitFailed == nil ? .reading([input]) : later }
         var buffer = [UInt8](repeating: 0, count: 1024)
-        while running.load(ordering: .relaxed) {
-            guard wait(for: input, timeoutMs: 200) else { continue }
-            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if n == 0 { usleep(200_000); continue } // the other end went away: wait for it
-            if n < 0 { if errno != EAGAIN && errno != EINTR { usleep(200_000) }; continue }
-            for byte in buffer[0..<n] { handle(byte) }
-        }
+        let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+        if n == 0 { return later }
+        if n < 0 { return errno == EAGAIN || errno == EINTR ? .reading([input]) : later }
+        for byte in buffer[0..<n] { handle(byte) }
+        return .reading([input])
     }
 
     private func handle(_ byte: UInt8) {

@@ -1,3 +1,5 @@
+import DequeModule
+
 /// A line editor a dumb terminal can drive: printable text, backspace, Ctrl-U, Ctrl-C, up/down
 /// history, Tab completion. It takes bytes and answers with the bytes to echo, so that it works
 /// the same over a serial port and a pty, and never blocks on either.
@@ -20,7 +22,7 @@ public struct LineEditor: Sendable {
     public var completions: @Sendable (_ line: String) -> [String]
 
     public private(set) var buffer: [UInt8] = []
-    private var history: [String] = []
+    private var history: Deque<String> = []
     private var historyIndex: Int?
     private var escape: [UInt8] = []
     private var overflowed = false
@@ -56,7 +58,7 @@ public struct LineEditor: Sendable {
             }
             if !text.isEmpty && history.last != text {
                 history.append(text)
-                if history.count > 64 { history.removeFirst() }
+                if history.count > 64 { history.removeFirst() } // Deque: O(1)
             }
             return (Array("\r\n".utf8), .line(text))
         case 0x03: // Ctrl-C

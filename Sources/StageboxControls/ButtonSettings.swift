@@ -1,3 +1,4 @@
+import StageboxTriggers
 /// One button: where it is wired, how, and which triggers it fires.
 public struct ButtonSettings: Sendable, Equatable {
     /// For the logs and the console.

@@ -1,7 +1,6 @@
-import CLinux
-import StageboxRealtime
 import StageboxSystem
 import Synchronization
+import StageboxTriggers
 
 #if canImport(Glibc)
 import Glibc
@@ -34,9 +33,9 @@ public final class ButtonWatcher: Sendable {
     private let onEvent: @Sendable (ButtonSettings, ButtonEvent) -> Void
     private let onProblem: @Sendable (GPIOError) -> Void
     private let status: Mutex<[Status]>
-    private let stopping = Atomic<Bool>(false)
-    private let wakeup: ThreadWakeup
-    private let thread = Mutex<PosixThread?>(nil)
+    /// The lines being watched: the button thread's own (the lock is never contended).
+    private let watching = Mutex<[Watched]>([])
+    private let loop: ServiceLoop
 
     /// `onEvent` hears every debounced event of every button; `onProblem` a line that fails
     /// while watched (it is then dropped; the others go on).
@@ -48,7 +47,7 @@ public final class ButtonWatcher: Sendable {
         self.onEvent = onEvent
         self.onProblem = onProblem
         status = Mutex(buttons.map { Status(settings: $0, pressed: nil, problem: "not started") })
-        wakeup = try ThreadWakeup(purpose: "the button thread")
+        loop = try ServiceLoop(named: "the buttons")
     }
 
     /// Requests every line and starts the thread. Returns the lines that could not be had (each
@@ -70,22 +69,23 @@ public final class ButtonWatcher: Sendable {
             }
         }
         guard !watched.isEmpty else { return errors }
-        let lines = watched
-        let started = PosixThread.start(named: "the buttons") { [self] in run(lines) }
-        switch started {
-        case .success(let t): thread.withLock { $0 = t }
-        case .failure(let error): throw error
-        }
+        watching.withLock { $0 = watched }
+        try loop.start({ [self] turn in
+            watching.withLock { watched in
+                take(turn, &watched)
+                return .reading(watched.map(\.descriptor), deadline: watched.compactMap(\.machine.nextDeadline).min())
+            }
+        }, finish: { [self] in
+            watching.withLock { watched in
+                for w in watched { w.line.release() }
+                watched = []
+            }
+        })
         return errors
     }
 
     /// Stops the thread and releases the lines.
-    public func stop() {
-        stopping.store(true, ordering: .releasing)
-        wakeup.signal()
-        thread.withLock { $0 }?.joinOrDetach()
-        thread.withLock { $0 = nil }
-    }
+    public func stop() { loop.stop() }
 
     /// Every button and its debounced level.
     public var statuses: [Status] { status.withLock { $0 } }
@@ -97,50 +97,44 @@ public final class ButtonWatcher: Sendable {
         }
     }
 
-    private func run(_ initial: [Watched]) {
-        var watched = initial
-        defer { for w in watched { w.line.release() } }
-        while !stopping.load(ordering: .acquiring) {
-            let now = monotonicNanoseconds()
-            let next = watched.compactMap(\.machine.nextDeadline).min()
-            var fds = [pollfd(fd: wakeup.descriptor, events: Int16(POLLIN), revents: 0)]
-                + watched.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
-            let rc = stagebox_poll_ns(&fds, UInt(fds.count), next.map { max(0, $0 - now) } ?? -1)
-            if rc < 0 && errno != EINTR {
-                // Not a line's fault: nothing to drop. Keep going, but not in a busy loop.
-                onProblem(GPIOError(chip: "(all buttons)", line: -1, what: "poll"))
-                usleep(100_000)
-                continue
-            }
-            if fds[0].revents != 0 { wakeup.drain() }
-            var broken: [Int] = []
-            for i in watched.indices where fds[i + 1].revents != 0 {
-                do throws(GPIOError) {
-                    // An error or hang-up with nothing to read: a read would block the thread.
-                    guard fds[i + 1].revents & Int16(POLLIN) != 0 else {
-                        errno = EIO
-                        throw GPIOError(chip: watched[i].line.chipName, line: watched[i].line.offset,
-                                        what: "polling for edges (poll flags \(fds[i + 1].revents))")
-                    }
-                    let edges = try watched[i].line.readEdges()
-                    let readAt = monotonicNanoseconds()
-                    for edge in edges {
-                        // A stamp from the future (another clock) counts as now.
-                        let time = edge.timeNanos > 0 && edge.timeNanos <= readAt ? edge.timeNanos : readAt
-                        deliver(watched[i].index, watched[i].machine.edge(pressed: edge.edge == .rising, at: time))
-                    }
-                } catch {
-                    onProblem(error)
-                    setStatus(watched[i].index, pressed: nil, problem: error.description)
-                    broken.append(i)
-                }
-            }
-            for i in broken.reversed() {
-                watched[i].line.release()
-                watched.remove(at: i)
-            }
-            advanceDue(&watched)
+    /// One turn of the button thread: the edges of every line that has some go into its
+    /// machine, a line that fails is dropped (the others go on), and every machine whose
+    /// deadline has come runs.
+    private func take(_ turn: ServiceLoop.Turn, _ watched: inout [Watched]) {
+        if let failed = turn.waitFailed {
+            // Not a line's fault: nothing to drop; the loop waited before this turn.
+            errno = failed.rawValue
+            onProblem(GPIOError(chip: "(all buttons)", line: -1, what: "poll"))
         }
+        var broken: [Int] = []
+        for i in watched.indices {
+            let revents = turn.revents(of: watched[i].descriptor)
+            guard revents != 0 else { continue }
+            do throws(GPIOError) {
+                // An error or hang-up with nothing to read: a read would block the thread.
+                guard revents & Int16(POLLIN) != 0 else {
+                    errno = EIO
+                    throw GPIOError(chip: watched[i].line.chipName, line: watched[i].line.offset,
+                                    what: "polling for edges (poll flags \(revents))")
+                }
+                let edges = try watched[i].line.readEdges()
+                let readAt = monotonicNanoseconds()
+                for edge in edges {
+                    // A stamp from the future (another clock) counts as now.
+                    let time = edge.timeNanos > 0 && edge.timeNanos <= readAt ? edge.timeNanos : readAt
+                    deliver(watched[i].index, watched[i].machine.edge(pressed: edge.edge == .rising, at: time))
+                }
+            } catch {
+                onProblem(error)
+                setStatus(watched[i].index, pressed: nil, problem: error.description)
+                broken.append(i)
+            }
+        }
+        for i in broken.reversed() {
+            watched[i].line.release()
+            watched.remove(at: i)
+        }
+        advanceDue(&watched)
     }
 
     /// Runs every machine whose deadline has come. Before a settled level counts, the line is

@@ -1,7 +1,6 @@
-import CLinux
-import StageboxRealtime
 import StageboxSystem
 import Synchronization
+import StageboxTriggers
 
 #if canImport(Glibc)
 import Glibc
@@ -52,9 +51,10 @@ public final class LEDDriver: Sendable {
     private let onProblem: @Sendable (GPIOError) -> Void
     /// Triggers changed since the thread last looked, with when the first change came.
     private let pending = Mutex<[String: Int64]>([:])
-    private let stopping = Atomic<Bool>(false)
-    private let wakeup: ThreadWakeup
-    private let thread = Mutex<PosixThread?>(nil)
+    /// What each LED was last set to (nil: not yet) and whether its line failed: the LED
+    /// thread's own (the lock is never contended).
+    private let shown: Mutex<(lit: [Bool?], broken: [Bool])>
+    private let loop: ServiceLoop
 
     /// Requests each LED's line as an output, off. Returns the lines that could be had, and
     /// an error (naming chip and line) for each one that could not.
@@ -84,16 +84,14 @@ public final class LEDDriver: Sendable {
         self.state = state
         self.onShown = onShown
         self.onProblem = onProblem
-        wakeup = try ThreadWakeup(purpose: "the LED thread")
+        shown = Mutex(([Bool?](repeating: nil, count: leds.count), [Bool](repeating: false, count: leds.count)))
+        loop = try ServiceLoop(named: "the LEDs")
     }
 
     /// Starts the thread; the LEDs show their triggers' states at once.
     public func start() throws(SystemCallError) {
         guard !leds.isEmpty else { return }
-        switch PosixThread.start(named: "the LEDs", { [self] in run() }) {
-        case .success(let t): thread.withLock { $0 = t }
-        case .failure(let error): throw error
-        }
+        try loop.start({ [self] _ in .init(deadline: showStates()) }, finish: { [self] in releaseLines() })
     }
 
     /// A trigger's state changed: the LEDs that show it follow now. Any thread; never blocks
@@ -101,41 +99,32 @@ public final class LEDDriver: Sendable {
     public func changed(trigger: String) {
         let now = monotonicNanoseconds()
         pending.withLock { if $0[trigger] == nil { $0[trigger] = now } }
-        wakeup.signal()
+        loop.wake()
     }
 
     /// Stops the thread, turns every LED off and releases the lines.
-    public func stop() {
-        stopping.store(true, ordering: .releasing)
-        wakeup.signal()
-        thread.withLock { $0 }?.joinOrDetach()
-        thread.withLock { $0 = nil }
-    }
+    public func stop() { loop.stop() }
 
-    private func run() {
-        var lit = [Bool?](repeating: nil, count: leds.count)
-        var broken = [Bool](repeating: false, count: leds.count)
-        defer {
-            for (i, led) in leds.enumerated() where !broken[i] { try? led.output.set(false) }
-            for led in leds { led.output.release() }
+    /// One turn of the LED thread: every LED shows its trigger's state now; returns when the
+    /// next blink step is due (nil: none blinks).
+    private func showStates() -> Int64? {
+        let changes = pending.withLock { table in
+            let taken = table
+            table.removeAll(keepingCapacity: true)
+            return taken
         }
-        while !stopping.load(ordering: .acquiring) {
-            let changes = pending.withLock { table in
-                let taken = table
-                table.removeAll(keepingCapacity: true)
-                return taken
-            }
-            let now = monotonicNanoseconds()
-            var next: Int64?
-            for (i, led) in leds.enumerated() where !broken[i] {
+        let now = monotonicNanoseconds()
+        var next: Int64?
+        shown.withLock { shown in
+            for (i, led) in leds.enumerated() where !shown.broken[i] {
                 let shows = state(led.settings.trigger) ?? .normal
                 let level = LEDPattern.level(shows, timeNanos: now)
-                if lit[i] != level {
+                if shown.lit[i] != level {
                     do throws(GPIOError) {
                         try led.output.set(level)
-                        lit[i] = level
+                        shown.lit[i] = level
                     } catch {
-                        broken[i] = true
+                        shown.broken[i] = true
                         onProblem(error)
                         continue
                     }
@@ -146,9 +135,14 @@ public final class LEDDriver: Sendable {
                 }
                 if let step = LEDPattern.nextChange(shows, after: now) { next = min(next ?? step, step) }
             }
-            var fd = pollfd(fd: wakeup.descriptor, events: Int16(POLLIN), revents: 0)
-            let timeout = next.map { max(0, $0 - monotonicNanoseconds()) } ?? -1
-            if stagebox_poll_ns(&fd, 1, timeout) > 0 { wakeup.drain() }
         }
+        return next
+    }
+
+    /// After the last turn: every LED off, every line given back.
+    private func releaseLines() {
+        let broken = shown.withLock { $0.broken }
+        for (i, led) in leds.enumerated() where !broken[i] { try? led.output.set(false) }
+        for led in leds { led.output.release() }
     }
 }

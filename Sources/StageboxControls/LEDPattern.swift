@@ -1,3 +1,4 @@
+import StageboxTriggers
 /// How an LED shows a trigger's state: normal and disabled off, selected on, alternate a
 /// slow blink (1 Hz), error a fast blink (4 Hz). Blinks are in phase with the clock, so all
 /// LEDs that blink alike blink together.

@@ -9,7 +9,7 @@ extension ALSADriver {
         let captureText = playbackOnly ? "none (the codec inputs are silent)" : "'\(p.captureDevice)' \(p.inputs) ch"
         var lines: [(Logger.Level, String)] = [
             (.info, "ALSA: capture \(captureText), playback '\(p.playbackDevice)' \(p.outputs) ch, \(p.format.rawValue) "
-                + "\(p.sampleRate) Hz, \(p.period) × \(p.periods) frames"),
+                + "\(p.sampleRate) Hz, \(period) × \(p.periods) frames"),
         ]
         if !isLinked && !playbackOnly {
             lines.append((.notice, "ALSA: the streams cannot be linked (snd_pcm_link: Function not implemented "

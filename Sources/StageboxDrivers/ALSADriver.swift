@@ -3,6 +3,7 @@ import Logging
 import StageboxEngine
 import StageboxRealtime
 import Synchronization
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -60,9 +61,9 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
 
     public var name: String { "ALSA capture \(parameters.captureDevice), playback \(parameters.playbackDevice)" }
     public var realtimePriority: Int { parameters.realtimePriority }
-    public var periodFrames: Int { parameters.period }
-
-    private var periodNanos: Int64 { Int64(parameters.period) * 1_000_000_000 / Int64(parameters.sampleRate) }
+    /// The buffer in frames: the engine's period times the periods asked for.
+    private var bufferFrames: Int { period * parameters.periods }
+    private var periodNanos: Int64 { Int64(period) * 1_000_000_000 / Int64(parameters.sampleRate) }
     private var framePosition: Int64 = 0
     private var nextDeadline: Int64 = 0
     private var timing: CycleSupervision
@@ -74,7 +75,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         self.control = control
         self.pacing = pacing
         self.config = config
-        let periodNanos = Int64(parameters.period) * 1_000_000_000 / Int64(parameters.sampleRate)
+        let periodNanos = Int64(engine.settings.period) * 1_000_000_000 / Int64(parameters.sampleRate)
         timing = CycleSupervision(control: control, periodNanos: periodNanos)
     }
 
@@ -96,10 +97,10 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         var cap: PCMDevice?
         if p.captureDevice != ALSAParameters.noCapture {
             cap = try PCMDevice(name: p.captureDevice, stream: SND_PCM_STREAM_CAPTURE, channels: p.inputs,
-                                parameters: p, config: config)
+                                parameters: p, period: period, config: config)
         }
         let play = try PCMDevice(name: p.playbackDevice, stream: SND_PCM_STREAM_PLAYBACK, channels: p.outputs,
-                                 parameters: p, config: config)
+                                 parameters: p, period: period, config: config)
         capture = cap
         playback = play
         linked.store(cap.map { snd_pcm_link($0.handle, play.handle) == 0 } ?? false, ordering: .relaxed)
@@ -143,7 +144,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         stats.audioThread.store(currentThreadID(), ordering: .relaxed)
         defer { stats.audioThread.store(0, ordering: .relaxed) }
         if let error = start(cap, play) { return error }
-        let period = parameters.period
+        let period = self.period
         let nfds = nfds_t(captureFDs + playbackFDs)
         let timeoutMs = Int32(max(1, (2 * periodNanos + 999_999) / 1_000_000))
 
@@ -248,7 +249,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         engine.outputFade.fadeInFromSilence()
         if let cap { snd_pcm_prepare(cap.handle) }
         if !linked.load(ordering: .relaxed) { snd_pcm_prepare(play.handle) }
-        let filled = play.writeSilence(frames: parameters.bufferFrames)
+        let filled = play.writeSilence(frames: bufferFrames)
         if filled < 0 { return classify(Int32(filled), play) }
         if let cap {
             let rc = snd_pcm_start(cap.handle)
@@ -265,7 +266,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         } else {
             // A sound card has consumed next to nothing yet; a plugin that does not pace
             // (null, file) has swallowed the whole pre-fill at once.
-            let drained = snd_pcm_avail_update(play.handle) >= parameters.bufferFrames
+            let drained = snd_pcm_avail_update(play.handle) >= bufferFrames
             waitMode.store(drained ? .timer : .deviceInterrupt, ordering: .relaxed)
         }
         nextDeadline = now + periodNanos

@@ -1,4 +1,5 @@
-/// What the ALSA driver asks of the codec.
+/// What the ALSA driver asks of the codec, beside the period: that is the engine's
+/// (`EngineSettings.period`), the one number the driver, the engine and the bus share.
 public struct ALSAParameters: Sendable, Equatable {
     /// The capture device name of a codec without inputs (a DAC alone).
     public static let noCapture = "none"
@@ -10,27 +11,22 @@ public struct ALSAParameters: Sendable, Equatable {
     public var sampleRate: Int
     public var inputs: Int
     public var outputs: Int
-    /// Frames per period.
-    public var period: Int
     /// Periods in the buffer.
     public var periods: Int
     /// SCHED_FIFO priority of the audio thread; 0 = normal scheduling.
     public var realtimePriority: Int
 
     public init(captureDevice: String, playbackDevice: String, format: SampleFormat, sampleRate: Int,
-                inputs: Int, outputs: Int, period: Int, periods: Int, realtimePriority: Int) {
+                inputs: Int, outputs: Int, periods: Int, realtimePriority: Int) {
         self.captureDevice = captureDevice
         self.playbackDevice = playbackDevice
         self.format = format
         self.sampleRate = sampleRate
         self.inputs = inputs
         self.outputs = outputs
-        self.period = period
         self.periods = periods
         self.realtimePriority = realtimePriority
     }
-
-    public var bufferFrames: Int { period * periods }
 }
 
 /// How the loop waits between periods.

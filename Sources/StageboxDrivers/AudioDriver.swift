@@ -20,8 +20,6 @@ public protocol AudioDriver: AnyObject, Sendable {
     /// Whether a clock paces the loop (a codec, the simulated board's timer), so that how the
     /// audio thread is scheduled matters; an offline render runs as fast as it can.
     var paced: Bool { get }
-    /// Frames per period.
-    var periodFrames: Int { get }
 
     /// Takes the device: opens and configures the PCMs, or the files.
     func open() throws(DriverError)
@@ -73,4 +71,10 @@ public enum DriverError: Error, Sendable, Equatable, CustomStringConvertible {
         case .thread: return true // a limit of the moment: the supervisor waits and tries again
         }
     }
+}
+
+extension AudioDriver {
+    /// Frames per period: the engine's (`EngineSettings.period`), never a number of the
+    /// driver's own.
+    public var period: Int { engine.settings.period }
 }

@@ -1,4 +1,4 @@
-import StageboxRealtime
+import StageboxSystem
 
 /// The audio thread's timing supervision, the same for every driver: late wakeups, how late
 /// a wakeup came after its period was due, cycle times, xruns and the frames processed.

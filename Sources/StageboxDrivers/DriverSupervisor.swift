@@ -1,6 +1,6 @@
 import Logging
 import StageboxFormatting
-import StageboxRealtime
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -33,11 +33,18 @@ public final class DriverSupervisor {
     private var reportedFirstPeriod = false
 
     /// Runs until a stop is requested, the frame limit is reached or the input ends. `tick`
-    /// runs on the calling thread about every 50 ms throughout, also while waiting or paused.
+    /// runs on the calling thread about every 50 ms throughout, also while waiting or paused,
+    /// after the engine's clean-up (the graph snapshots the audio thread has left are freed
+    /// here, on the control thread, whatever else runs).
     /// Throws when the driver fails in a way that trying again cannot mend (the device cannot
     /// do what the configuration asks; a file cannot be written).
-    public func run(tick: () -> Void) throws(DriverError) {
+    public func run(tick ownTick: () -> Void) throws(DriverError) {
         defer { control.state.store(.stopped, ordering: .relaxed) }
+        let engine = driver.engine
+        func tick() {
+            engine.collect()
+            ownTick()
+        }
         var backoffMs = firstBackoffMs
         // When a running codec last failed: the first reopen is at once (an appliance in use
         // must come back now); backoff is for a device that stays away.
@@ -104,7 +111,7 @@ public final class DriverSupervisor {
             failure = try AudioThreadRunner.run(priority: driver.realtimePriority, scheduled: { outcome in
                 guard driver.paced, !self.reportedScheduling else { return }
                 self.reportedScheduling = true
-                let (level, line) = SchedulingReport.line(outcome, periodFrames: driver.periodFrames,
+                let (level, line) = SchedulingReport.line(outcome, periodFrames: driver.period,
                                                           sampleRate: driver.engine.settings.sampleRate)
                 logger.log(level: level, Logger.Message(stringLiteral: line))
             }, tick: {

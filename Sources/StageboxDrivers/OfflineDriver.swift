@@ -1,5 +1,7 @@
 import StageboxAudioFiles
 import StageboxEngine
+import StageboxSystem
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -24,13 +26,11 @@ import Musl
 public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     public let engine: Engine
     public let control: DriverControl
-    public let period: Int
     public let inputPath: String
     public let outputPath: String
     public var name: String { "offline: \(inputPath) → \(outputPath)" }
     public var realtimePriority: Int { 0 }
     public var paced: Bool { false }
-    public var periodFrames: Int { period }
     /// Frames rendered so far.
     public private(set) var framesRendered = 0
 
@@ -41,10 +41,9 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
     private var mapping: ChannelMapping = .oneToOne
     private var completed = false
 
-    public init(engine: Engine, control: DriverControl, period: Int, inputPath: String, outputPath: String) {
+    public init(engine: Engine, control: DriverControl, inputPath: String, outputPath: String) {
         self.engine = engine
         self.control = control
-        self.period = period
         self.inputPath = inputPath
         self.outputPath = outputPath
     }
@@ -135,7 +134,7 @@ public final class OfflineDriver: AudioDriver, @unchecked Sendable {
                                        + "\(framesRendered) frames, before the end of \(inputPath)"))
         }
         if rename(temporaryPath, outputPath) != 0 {
-            let reason = String(cString: strerror(errno))
+            let reason = Errno.last
             unlink(temporaryPath)
             throw .file(AudioFileError(path: outputPath, message: "cannot be replaced: \(reason)"))
         }

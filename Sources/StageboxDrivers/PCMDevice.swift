@@ -12,8 +12,9 @@ final class PCMDevice {
     var streamName: String { stream == SND_PCM_STREAM_CAPTURE ? "capture" : "playback" }
 
     /// Opens `name` (from `config` if given, else from alsa-lib's global configuration)
-    /// and sets it up exactly as `parameters` ask, or throws naming what the device cannot do.
-    init(name: String, stream: snd_pcm_stream_t, channels: Int, parameters p: ALSAParameters,
+    /// and sets it up exactly as `parameters` and `period` (the engine's) ask, or throws naming
+    /// what the device cannot do.
+    init(name: String, stream: snd_pcm_stream_t, channels: Int, parameters p: ALSAParameters, period: Int,
          config: ALSAConfigText?) throws(ALSAError) {
         self.name = name
         self.stream = stream
@@ -27,8 +28,8 @@ final class PCMDevice {
         guard rc == 0, let pcm else { throw .open(device: name, stream: streamText, code: rc) }
         handle = pcm
         // If configuring throws, the object is fully initialised: deinit closes the PCM.
-        try configureHardware(p)
-        try configureSoftware(p)
+        try configureHardware(p, period: period)
+        try configureSoftware(period: period)
     }
 
     deinit { snd_pcm_close(handle) }
@@ -37,7 +38,7 @@ final class PCMDevice {
         .unsupported(device: name, stream: streamName, parameter: parameter, asked: asked, offered: offered)
     }
 
-    private func configureHardware(_ p: ALSAParameters) throws(ALSAError) {
+    private func configureHardware(_ p: ALSAParameters, period: Int) throws(ALSAError) {
         var hw: OpaquePointer?
         snd_pcm_hw_params_malloc(&hw)
         guard let hw else { throw .call(device: name, what: "snd_pcm_hw_params_malloc", code: -12) }
@@ -68,28 +69,35 @@ final class PCMDevice {
             snd_pcm_hw_params_get_rate_max(hw, &hi, &dir)
             throw unsupported("rate", "\(p.sampleRate) Hz", lo == hi ? "\(lo) Hz" : "\(lo) to \(hi) Hz")
         }
-        if snd_pcm_hw_params_set_period_size(handle, hw, snd_pcm_uframes_t(p.period), 0) < 0 {
+        if snd_pcm_hw_params_set_period_size(handle, hw, snd_pcm_uframes_t(period), 0) < 0 {
             var lo: snd_pcm_uframes_t = 0, hi: snd_pcm_uframes_t = 0, dir: Int32 = 0
             snd_pcm_hw_params_get_period_size_min(hw, &lo, &dir)
             snd_pcm_hw_params_get_period_size_max(hw, &hi, &dir)
-            throw unsupported("period", "\(p.period) frames", "\(lo) to \(hi) frames")
+            throw unsupported("period", "\(period) frames", "\(lo) to \(hi) frames")
         }
         if snd_pcm_hw_params_set_periods(handle, hw, UInt32(p.periods), 0) < 0 {
             var lo: UInt32 = 0, hi: UInt32 = 0, dir: Int32 = 0
             snd_pcm_hw_params_get_periods_min(hw, &lo, &dir)
             snd_pcm_hw_params_get_periods_max(hw, &hi, &dir)
-            throw unsupported("periods", "\(p.periods)", "\(lo) to \(hi) at \(p.period) frames per period")
+            throw unsupported("periods", "\(p.periods)", "\(lo) to \(hi) at \(period) frames per period")
         }
         rc = snd_pcm_hw_params(handle, hw)
         guard rc >= 0 else { throw .call(device: name, what: "snd_pcm_hw_params", code: rc) }
+        // The engine's buffers, the bus's rings and deadlines are planned for exactly this
+        // period: a device that settled on another one is refused, never run at it.
+        var granted: snd_pcm_uframes_t = 0, dir: Int32 = 0
+        snd_pcm_hw_params_get_period_size(hw, &granted, &dir)
+        guard Int(granted) == period else {
+            throw unsupported("period", "\(period) frames", "\(granted) frames granted")
+        }
         var buffer: snd_pcm_uframes_t = 0
         snd_pcm_hw_params_get_buffer_size(hw, &buffer)
-        guard Int(buffer) == p.bufferFrames else {
-            throw unsupported("buffer", "\(p.bufferFrames) frames", "\(buffer) frames")
+        guard Int(buffer) == period * p.periods else {
+            throw unsupported("buffer", "\(period * p.periods) frames", "\(buffer) frames")
         }
     }
 
-    private func configureSoftware(_ p: ALSAParameters) throws(ALSAError) {
+    private func configureSoftware(period: Int) throws(ALSAError) {
         var sw: OpaquePointer?
         snd_pcm_sw_params_malloc(&sw)
         guard let sw else { throw .call(device: name, what: "snd_pcm_sw_params_malloc", code: -12) }
@@ -102,7 +110,7 @@ final class PCMDevice {
         rc = snd_pcm_sw_params_set_start_threshold(handle, sw, boundary)
         guard rc >= 0 else { throw .call(device: name, what: "set start_threshold", code: rc) }
         // One wakeup per period.
-        rc = snd_pcm_sw_params_set_avail_min(handle, sw, snd_pcm_uframes_t(p.period))
+        rc = snd_pcm_sw_params_set_avail_min(handle, sw, snd_pcm_uframes_t(period))
         guard rc >= 0 else { throw .call(device: name, what: "set avail_min", code: rc) }
         if stream == SND_PCM_STREAM_PLAYBACK {
             // The kernel zeroes what has been played: after an underrun the codec plays silence,

@@ -1,6 +1,7 @@
 import Logging
 import StageboxFormatting
 import StageboxRealtime
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +26,7 @@ public enum SchedulingReport {
             return (.notice, "audio thread: normal scheduling, nice \(nice) (rt_priority = 0): \(risk); "
                     + "set rt_priority (1–99) where the system grants it")
         case let .refused(priority, code, limit, nice):
-            return (.warning, "audio thread: SCHED_FIFO priority \(priority) refused (\(String(cString: strerror(code))); "
+            return (.warning, "audio thread: SCHED_FIFO priority \(priority) refused (\(Errno(rawValue: code)); "
                     + "RLIMIT_RTPRIO is \(limit)), so it runs without real-time scheduling, at normal "
                     + "scheduling with nice \(nice): \(risk). Run stagebox as root, give it CAP_SYS_NICE, "
                     + "or raise its real-time priority limit (ulimit -r \(priority), LimitRTPRIO=\(priority) "

@@ -3,6 +3,7 @@ import StageboxEngine
 import StageboxFormatting
 import StageboxRealtime
 import StageboxAudioFiles
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -20,9 +21,7 @@ import Musl
 public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
     public let engine: Engine
     public let control: DriverControl
-    public let period: Int
     public let realtimePriority: Int
-    public var periodFrames: Int { period }
     private let input: ToneGenerator
     private let inputBuffer: AudioBuffer
     /// Playback on its way to the output file, if there is one.
@@ -41,14 +40,14 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
     /// - Parameters:
     ///   - inputSignal: what the simulated codec inputs hear.
     ///   - output: a WAV file to write playback into, or nil to discard it.
-    public init(engine: Engine, control: DriverControl, period: Int, inputSignal: ToneSignal,
+    public init(engine: Engine, control: DriverControl, inputSignal: ToneSignal,
                 inputFrequency: Double = 440, inputLevelDB: Double = -12,
                 output: AudioFileWriter? = nil, speed: Double = 1, realtimePriority: Int = 0,
                 loopDelay: Int? = nil) {
         self.engine = engine
         self.speed = speed > 0 && speed.isFinite ? speed : 1
         self.control = control
-        self.period = period
+        let period = engine.settings.period
         self.realtimePriority = realtimePriority
         let rate = engine.settings.sampleRate
         input = ToneGenerator(signal: inputSignal, frequency: inputFrequency, levelDB: inputLevelDB, sampleRate: rate)

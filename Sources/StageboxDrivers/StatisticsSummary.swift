@@ -1,5 +1,4 @@
 import StageboxFormatting
-import StageboxRealtime
 
 extension AudioStatisticsSnapshot {
     /// One line for logs and `--frames` runs.

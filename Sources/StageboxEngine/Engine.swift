@@ -6,8 +6,11 @@ import Synchronization
 /// What the engine needs to know at start.
 public struct EngineSettings: Sendable, Equatable {
     public var sampleRate: Int
-    /// The largest number of frames one period may have; buffers are allocated for it.
-    public var maxFrames: Int
+    /// Frames per period: the one authority for that number. The drivers run at it, the bus
+    /// tells it to its clients and plans its rings and deadlines from it, and every buffer is
+    /// allocated for it. A `process` call takes at most this many frames (only the offline
+    /// driver's last block is shorter).
+    public var period: Int
     /// Codec capture channels (`codec.in`).
     public var inputs: Int
     /// Codec playback channels (`codec.out`).
@@ -18,11 +21,11 @@ public struct EngineSettings: Sendable, Equatable {
     /// The codec outputs' fade in and out, in ms (0: none, as for offline renders).
     public var fadeMilliseconds: Double
 
-    public init(sampleRate: Int, maxFrames: Int, inputs: Int, outputs: Int,
+    public init(sampleRate: Int, period: Int, inputs: Int, outputs: Int,
                 toneSignal: ToneSignal = .sine, toneFrequency: Double = 1000, toneLevelDB: Double = -20,
                 fadeMilliseconds: Double = 0) {
         self.sampleRate = sampleRate
-        self.maxFrames = maxFrames
+        self.period = period
         self.inputs = inputs
         self.outputs = outputs
         self.toneSignal = toneSignal
@@ -63,13 +66,13 @@ public final class Engine: @unchecked Sendable {
         self.settings = settings
         let codecIn = Port(descriptor: .init(name: BuiltinPort.codecIn, title: "Codec inputs",
                                              kind: .sender, channels: settings.inputs),
-                           capacity: settings.maxFrames, processor: nil)
+                           capacity: settings.period, processor: nil)
         let codecOut = Port(descriptor: .init(name: BuiltinPort.codecOut, title: "Codec outputs",
                                               kind: .receiver, channels: settings.outputs),
-                            capacity: settings.maxFrames, processor: nil)
+                            capacity: settings.period, processor: nil)
         let tone = Port(descriptor: .init(name: BuiltinPort.tone, title: "Test tone",
                                           kind: .sender, channels: 1),
-                        capacity: settings.maxFrames,
+                        capacity: settings.period,
                         processor: ToneGenerator(signal: settings.toneSignal, frequency: settings.toneFrequency,
                                                  levelDB: settings.toneLevelDB, sampleRate: settings.sampleRate))
         captureBuffer = codecIn.buffer
@@ -82,7 +85,7 @@ public final class Engine: @unchecked Sendable {
 
     // MARK: Audio side
 
-    /// Runs one period of `frames` frames (at most `settings.maxFrames`).
+    /// Runs one period of `frames` frames (at most `settings.period`).
     /// Real-time safe: no allocation, no lock, no system call.
     public func process(frames: Int, cycle: CycleInfo) {
         if !running.load(ordering: .relaxed) { running.store(true, ordering: .relaxed) }
@@ -146,7 +149,7 @@ public final class Engine: @unchecked Sendable {
         } catch {
             throw .portRule(error)
         }
-        let port = Port(descriptor: descriptor, capacity: settings.maxFrames, processor: processor)
+        let port = Port(descriptor: descriptor, capacity: settings.period, processor: processor)
         try change { state throws(EngineError) in
             if state.ports[descriptor.name] != nil { throw .portExists(descriptor.name) }
             state.ports[descriptor.name] = port

@@ -52,6 +52,11 @@ public protocol SeparateInputsProcessor: PortProcessor {
 }
 
 /// A port on the bus: its description, its buffer, and its processor.
+///
+/// @unchecked Sendable: the control side makes a port and hands it to the audio thread in a
+/// graph snapshot (published with release ordering by `SnapshotExchange`). After that only the
+/// audio thread touches `gain` and the buffer's samples; `muted` is atomic; everything else is
+/// immutable.
 public final class Port: @unchecked Sendable {
     public let descriptor: PortDescriptor
     /// A sender's or filter's output; a receiver's mixed input.

@@ -1,3 +1,4 @@
+import DequeModule
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -79,7 +80,7 @@ public struct AnalyzerSettings: Sendable {
 public struct LatencyAnalyzer: Sendable {
     public let stimulus: MultiToneStimulus
     public let settings: AnalyzerSettings
-    private var recent: [PeriodEstimate] = []
+    private var recent: Deque<PeriodEstimate> = []
     private var settled = 0
 
     public init(stimulus: MultiToneStimulus, settings: AnalyzerSettings = AnalyzerSettings()) {

@@ -1,7 +1,7 @@
 import StageboxDrivers
 import StageboxEngine
-import StageboxRealtime
 import Synchronization
+import StageboxSystem
 
 /// Carries the lifecycle out: the control thread's `tick` shows the machine what uses the bus
 /// and where the driver is, and applies what it says to the driver (pause, resume, stop) and
@@ -34,7 +34,7 @@ public final class LifecycleController: Sendable {
     @discardableResult
     public func tick(use: BusUse, now: Double = LifecycleController.now) -> Bool {
         let observation = LifecycleMachine.Observation(
-            use: use, driver: Self.phase(control.state.load(ordering: .relaxed)),
+            use: use, driver: control.state.load(ordering: .relaxed),
             framesProcessed: control.framesProcessed.load(ordering: .relaxed), outputsSilent: fade.isSilent)
         let (commands, changes, healthy) = owned.withLock { o in
             let commands = o.machine.observe(observation, at: now)
@@ -65,14 +65,4 @@ public final class LifecycleController: Sendable {
     public func resume() { owned.withLock { $0.machine.requestResume() } }
     /// A clean stop: the outputs fade out before the streams close.
     public func stop() { owned.withLock { $0.machine.requestStop() } }
-
-    static func phase(_ state: DriverState) -> LifecycleMachine.DriverPhase {
-        switch state {
-        case .starting: return .opening
-        case .running: return .running
-        case .waitingForDevice: return .waitingForDevice
-        case .paused: return .paused
-        case .stopped: return .stopped
-        }
-    }
 }

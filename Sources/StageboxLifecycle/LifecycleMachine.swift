@@ -1,3 +1,6 @@
+import DequeModule
+import StageboxDrivers
+
 /// The lifecycle's one owner: from what it observes each tick (what uses the bus, where the
 /// driver is, whether frames move, whether the outputs have faded out) it moves the state and
 /// says what the driver and the fade must do. Pure logic: no threads, no clock of its own.
@@ -36,22 +39,17 @@ public struct LifecycleMachine: Sendable {
     /// What the owner sees at one moment.
     public struct Observation: Sendable, Equatable {
         public var use: BusUse
-        public var driver: DriverPhase
+        public var driver: DriverState
         public var framesProcessed: Int
         /// The outputs' fade-out has reached silence.
         public var outputsSilent: Bool
 
-        public init(use: BusUse, driver: DriverPhase, framesProcessed: Int, outputsSilent: Bool) {
+        public init(use: BusUse, driver: DriverState, framesProcessed: Int, outputsSilent: Bool) {
             self.use = use
             self.driver = driver
             self.framesProcessed = framesProcessed
             self.outputsSilent = outputsSilent
         }
-    }
-
-    /// Where the driver is, as far as the lifecycle cares.
-    public enum DriverPhase: Sendable, Equatable {
-        case opening, running, waitingForDevice, paused, stopped
     }
 
     /// What the owner must do after an observation.
@@ -71,7 +69,8 @@ public struct LifecycleMachine: Sendable {
     public private(set) var state: LifecycleState = .starting
     public private(set) var enteredAt: Double
     /// The last changes, oldest first (at most `historyLength`).
-    public private(set) var changes: [Change] = []
+    public var changes: [Change] { Array(history) }
+    private var history: Deque<Change> = []
     public let historyLength = 32
     /// Changes since the start (the history keeps only the last ones).
     public private(set) var changeCount = 0
@@ -212,14 +211,14 @@ public struct LifecycleMachine: Sendable {
         case .suspended:
             return "suspended: not in use for \(Int(idleSince.map { now - $0 } ?? 0)) s"
         default:
-            return "\(state.rawValue): \(changes.last?.reason ?? "")"
+            return "\(state.rawValue): \(history.last?.reason ?? "")"
         }
     }
 
     private mutating func move(to next: LifecycleState, at now: Double, _ reason: String) {
-        changes.append(Change(time: now, from: state, to: next, reason: reason))
+        history.append(Change(time: now, from: state, to: next, reason: reason))
         changeCount += 1
-        if changes.count > historyLength { changes.removeFirst(changes.count - historyLength) }
+        if history.count > historyLength { history.removeFirst(history.count - historyLength) }
         state = next
         enteredAt = now
         framesAtEntry = lastFrames

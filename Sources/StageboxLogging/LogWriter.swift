@@ -1,5 +1,4 @@
 import DequeModule
-import StageboxRealtime
 import StageboxSystem
 import Synchronization
 import SystemPackage
@@ -28,7 +27,7 @@ public final class LogWriter: Sendable {
     /// (and this was written to the output once, directly).
     public var startFailure: SystemCallError? { failure.withLock { $0 } }
     private let failure = Mutex<SystemCallError?>(nil)
-    private let wakeup: CountingSemaphore
+    private let loop: ServiceLoop?
     private let finished = Atomic<Bool>(false)
     /// Lines dropped since the start, for reports.
     public let droppedTotal = Atomic<Int>(0)
@@ -40,8 +39,21 @@ public final class LogWriter: Sendable {
         self.output = output
         self.capacity = capacity
         queue = Mutex(Queue())
-        wakeup = CountingSemaphore()
-        if case .failure(let error) = PosixThread.start(named: "the log writer", { [self] in self.run() }) {
+        var unmade: SystemCallError?
+        do { loop = try ServiceLoop(named: "the log writer") } catch {
+            loop = nil
+            unmade = error
+        }
+        do throws(SystemCallError) {
+            if let unmade { throw unmade }
+            try loop?.start({ [self] _ in
+                writeQueued()
+                return .init()
+            }, finish: { [self] in
+                writeQueued()
+                finished.store(true, ordering: .relaxed)
+            })
+        } catch {
             failure.withLock { $0 = error }
             finished.store(true, ordering: .relaxed)
             put("stagebox: \(error); log lines are only counted from now on\n")
@@ -59,7 +71,7 @@ public final class LogWriter: Sendable {
             q.lines.append(line)
             return true
         }
-        if queued { wakeup.post() } else { droppedTotal.add(1, ordering: .relaxed) }
+        if queued { loop?.wake() } else { droppedTotal.add(1, ordering: .relaxed) }
         return queued
     }
 
@@ -79,28 +91,23 @@ public final class LogWriter: Sendable {
             usleep(2000)
         }
         queue.withLock { $0.stopping = true }
-        wakeup.post()
+        // Not joined: the writer may be held up by its output for good.
+        loop?.requestStop()
     }
 
-    private func run() {
-        defer { finished.store(true, ordering: .relaxed) }
+    /// One turn of the writer thread: every queued line written, a drop count first.
+    private func writeQueued() {
         while true {
-            wakeup.wait()
-            while true {
-                let (line, dropped, stop) = queue.withLock { q -> (String?, Int, Bool) in
-                    let d = q.dropped
-                    q.dropped = 0
-                    return (q.lines.popFirst(), d, q.stopping)
-                }
-                if dropped > 0 {
-                    deliver("stagebox: \(dropped) log line\(dropped == 1 ? " was" : "s were") dropped: the log output did not drain")
-                }
-                guard let line else {
-                    if stop { return }
-                    break
-                }
-                deliver(line)
+            let (line, dropped) = queue.withLock { q -> (String?, Int) in
+                let d = q.dropped
+                q.dropped = 0
+                return (q.lines.popFirst(), d)
             }
+            if dropped > 0 {
+                deliver("stagebox: \(dropped) log line\(dropped == 1 ? " was" : "s were") dropped: the log output did not drain")
+            }
+            guard let line else { return }
+            deliver(line)
         }
     }
 

@@ -1,4 +1,4 @@
-import StageboxControls
+import StageboxTriggers
 
 /// Turns MIDI messages into trigger events and trigger states into MIDI messages, as a pure
 /// state machine (no ALSA): the caller passes every message with its time and calls

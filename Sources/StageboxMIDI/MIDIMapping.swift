@@ -1,4 +1,4 @@
-import StageboxControls
+import StageboxTriggers
 
 /// One `[[midi.map]]`: a key or controller on a channel (nil: any), and the triggers its press,
 /// release and long press fire, as a button's do.

@@ -1,10 +1,8 @@
 import CALSA
-import CLinux
 import Logging
-import StageboxControls
-import StageboxRealtime
 import StageboxSystem
 import Synchronization
+import StageboxTriggers
 
 #if canImport(Glibc)
 import Glibc
@@ -14,37 +12,39 @@ import Musl
 
 /// The MIDI thread: the only one that touches the sequencer once started.
 extension MIDIService {
-    func run() {
-        var mapper = initialMapper
+    /// What the MIDI thread keeps from one turn to the next.
+    struct ThreadState: Sendable {
+        var mapper: MIDIMapper
+        var connected = false
         var loggedIgnored = 0
         var ignoredLoggedAt: Int64 = .min / 2
-        connectExisting()
-        // Each connection made here comes back as an announcement, which sends that
-        // destination the states (as for one made with aconnect).
-        refreshPeers()
-        let seqFDs = sequencer.pollDescriptors()
-        while !stopping.load(ordering: .acquiring) {
-            let now = monotonicNanoseconds()
-            let ignored = statusBox.withLock { $0.counters.ignored }
-            let logDue = ignored > loggedIgnored ? ignoredLoggedAt + Self.ignoredLogInterval : nil
-            let next = [mapper.nextDeadline, logDue].compactMap { $0 }.min()
-            var fds = [pollfd(fd: wakeup.descriptor, events: Int16(POLLIN), revents: 0)] + seqFDs
-            let rc = stagebox_poll_ns(&fds, UInt(fds.count), next.map { max(0, $0 - now) } ?? -1)
-            if rc < 0 && errno != EINTR {
-                logger.error("midi: waiting for events (poll): \(SystemCallError.last("poll"))")
-                usleep(100_000)
-                continue
+    }
+
+    /// One turn of the MIDI thread: events read and mapped, due long presses fired, changed
+    /// triggers sent; returns when the next turn is due at the latest.
+    func turn(_ turn: ServiceLoop.Turn, polling descriptors: [pollfd]) -> Int64? {
+        threadState.withLock { s in
+            if !s.connected {
+                connectExisting()
+                // Each connection made here comes back as an announcement, which sends that
+                // destination the states (as for one made with aconnect).
+                refreshPeers()
+                s.connected = true
             }
-            if fds[0].revents != 0 { wakeup.drain() }
-            if fds.dropFirst().contains(where: { $0.revents != 0 }) { readEvents(&mapper) }
-            fire(mapper.advance(to: monotonicNanoseconds()), mapper)
-            sendPending(mapper)
+            if let failed = turn.waitFailed {
+                logger.error("midi: waiting for events (poll): \(SystemCallError("poll", errno: failed))")
+            }
+            if descriptors.contains(where: { turn.revents(of: $0.fd) != 0 }) { readEvents(&s.mapper) }
+            fire(s.mapper.advance(to: monotonicNanoseconds()), s.mapper)
+            sendPending(s.mapper)
             let after = statusBox.withLock { $0.counters }
-            if after.ignored > loggedIgnored && monotonicNanoseconds() - ignoredLoggedAt >= Self.ignoredLogInterval {
+            if after.ignored > s.loggedIgnored && monotonicNanoseconds() - s.ignoredLoggedAt >= Self.ignoredLogInterval {
                 logger.warning("midi: \(after.ignored) events ignored so far (\(after.summary))")
-                loggedIgnored = after.ignored
-                ignoredLoggedAt = monotonicNanoseconds()
+                s.loggedIgnored = after.ignored
+                s.ignoredLoggedAt = monotonicNanoseconds()
             }
+            let logDue = after.ignored > s.loggedIgnored ? s.ignoredLoggedAt + Self.ignoredLogInterval : nil
+            return [s.mapper.nextDeadline, logDue].compactMap { $0 }.min()
         }
     }
 

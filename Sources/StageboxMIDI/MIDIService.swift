@@ -1,8 +1,7 @@
 import Logging
-import StageboxControls
-import StageboxRealtime
 import StageboxSystem
 import Synchronization
+import StageboxTriggers
 
 /// Stagebox's MIDI: the sequencer client, its connections, and the mapping, on a thread of
 /// its own that blocks in poll(2) on the sequencer and a wakeup. Keys and pedals fire
@@ -14,9 +13,9 @@ public final class MIDIService: Sendable {
     let triggers: TriggerBoard
     let logger: Logger
     let initialMapper: MIDIMapper
-    let wakeup: ThreadWakeup
-    let stopping = Atomic<Bool>(false)
-    private let thread = Mutex<PosixThread?>(nil)
+    let loop: ServiceLoop
+    /// The MIDI thread's own state across its turns (the lock is never contended).
+    let threadState: Mutex<ThreadState>
     /// Triggers whose state changed, to be shown.
     let pending = Mutex<[String]>([])
     let statusBox: Mutex<MIDIStatus>
@@ -31,10 +30,11 @@ public final class MIDIService: Sendable {
         self.triggers = triggers
         self.logger = logger
         initialMapper = MIDIMapper(mappings)
+        threadState = Mutex(ThreadState(mapper: initialMapper))
         do {
-            wakeup = try ThreadWakeup(purpose: "the MIDI thread")
+            loop = try ServiceLoop(named: "the MIDI thread")
         } catch {
-            throw MIDIError("making the MIDI thread's eventfd (\(error))", code: -error.errno.rawValue)
+            throw MIDIError("\(error)", code: -error.errno.rawValue)
         }
         var status = MIDIStatus(client: sequencer.client)
         status.inPort = Int(sequencer.inPort)
@@ -44,26 +44,22 @@ public final class MIDIService: Sendable {
 
     /// Connects the peers the policy names and starts the thread.
     public func start() throws(MIDIError) {
-        let started = PosixThread.start(named: "the MIDI thread") { [self] in run() }
-        switch started {
-        case .success(let t): thread.withLock { $0 = t }
-        case .failure(let error): throw MIDIError("\(error)", code: -error.errno.rawValue)
+        let descriptors = sequencer.pollDescriptors()
+        do {
+            try loop.start { [self] turn in .init(deadline: self.turn(turn, polling: descriptors), descriptors: descriptors) }
+        } catch {
+            throw MIDIError("\(error)", code: -error.errno.rawValue)
         }
     }
 
     /// Stops the thread (the sequencer closes when the service goes).
-    public func stop() {
-        stopping.store(true, ordering: .releasing)
-        wakeup.signal()
-        thread.withLock { $0 }?.joinOrDetach()
-        thread.withLock { $0 = nil }
-    }
+    public func stop() { loop.stop() }
 
     /// A trigger changed or went away: its notes and controllers are sent its state.
     public func triggerChanged(_ name: String) {
         guard initialMapper.mappings.contains(where: { $0.names(name) }) else { return }
         pending.withLock { $0.append(name) }
-        wakeup.signal()
+        loop.wake()
     }
 
     public var status: MIDIStatus { statusBox.withLock { $0 } }

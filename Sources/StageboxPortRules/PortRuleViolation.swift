@@ -6,9 +6,6 @@ public enum PortRuleViolation: Error, Sendable, Equatable, CustomStringConvertib
     case reservedName(String)
     case channelCount(port: String, Int)
     case invalidEndpoint(String)
-    case unknownTrigger(String)
-    case invalidTriggerName(String)
-    case invalidTriggerTitle(trigger: String, String)
 
     public var description: String {
         let range = "\(PortRules.channelRange.lowerBound) to \(PortRules.channelRange.upperBound)"
@@ -23,15 +20,6 @@ public enum PortRuleViolation: Error, Sendable, Equatable, CustomStringConvertib
             return "port \(port): \(n) channels is out of range (\(range))"
         case .invalidEndpoint(let text):
             return "'\(text)' is not PORT or PORT:CHANNEL (a channel number from \(range))"
-        case .unknownTrigger(let name):
-            return "no built-in trigger named '\(name)' (built-in: \(TriggerRules.builtin.joined(separator: ", ")); "
-                + "a client's trigger is CLIENT.TRIGGER, like call.mic-mute)"
-        case .invalidTriggerName(let name):
-            return "invalid trigger name '\(name)' (CLIENT.TRIGGER: letters, digits, '_' and '-' on each side of one '.')"
-        case let .invalidTriggerTitle(trigger, title):
-            let shown = title.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined()
-            return "invalid title for trigger \(trigger): '\(shown.prefix(80))' (at most \(TriggerRules.maxTitleLength) bytes, "
-                + "no control characters)"
         }
     }
 }

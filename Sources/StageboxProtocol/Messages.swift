@@ -1,3 +1,4 @@
+import StageboxTriggers
 /// The bus protocol's version; a client speaking another is refused at hello.
 public let busProtocolVersion: UInt16 = 4
 

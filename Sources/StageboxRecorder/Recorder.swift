@@ -1,6 +1,6 @@
+import DequeModule
 import Logging
 import StageboxEngine
-import StageboxRealtime
 import StageboxSystem
 import Synchronization
 
@@ -26,7 +26,8 @@ public final class Recorder: Sendable {
     /// Held while taps are added or removed, so a start and the control tick never cross.
     private let tapChanges = Mutex<Void>(())
     private let running = Atomic<Bool>(false)
-    private let thread = Mutex<PosixThread?>(nil)
+    /// The writer thread's loop, while it runs.
+    private let loop = Mutex<ServiceLoop?>(nil)
     private let stateListener = Mutex<(@Sendable (RecorderState) -> Void)?>(nil)
 
     enum Command {
@@ -43,7 +44,7 @@ public final class Recorder: Sendable {
         /// A start was asked for and has no answer yet.
         var starting = false
         var status = RecorderStatus()
-        var recent: [TakeSummary] = []
+        var recent: Deque<TakeSummary> = []
     }
 
     /// How many ended takes `recentTakes` keeps.
@@ -88,7 +89,7 @@ public final class Recorder: Sendable {
                 logger.warning("recorder: \(path) is not a take that can be checked (\(reason)); left alone")
             }
         }
-        shared.withLock { $0.recent = Array(found.suffix(Self.recentLimit)) }
+        shared.withLock { $0.recent = Deque(found.suffix(Self.recentLimit)) }
         return found
     }
 
@@ -102,10 +103,12 @@ public final class Recorder: Sendable {
     public func startWriter() throws(SystemCallError) {
         running.store(true, ordering: .relaxed)
         let writer = TakeWriter(recorder: self)
-        let started = PosixThread.start(named: "the recorder's writer") { writer.run() }
-        switch started {
-        case .success(let t): thread.withLock { $0 = t }
-        case .failure(let error):
+        do {
+            let started = try ServiceLoop(named: "the recorder's writer")
+            loop.withLock { $0 = started }
+            try started.start({ _ in .init(deadline: writer.round()) }, finish: { writer.finish() })
+        } catch {
+            loop.withLock { $0 = nil }
             running.store(false, ordering: .relaxed)
             throw error
         }
@@ -113,21 +116,18 @@ public final class Recorder: Sendable {
 
     /// Ends a running take (its files made whole) and the writer thread.
     public func shutdown() {
-        guard let t = thread.withLock({ let t = $0; $0 = nil; return t }) else { return }
-        send(.stop(reason: nil))
+        guard let writer = loop.withLock({ let l = $0; $0 = nil; return l }) else { return }
+        shared.withLock { $0.commands.append(.stop(reason: nil)) }
         running.store(false, ordering: .releasing)
-        wake.post()
-        t.join()
+        writer.stop()
     }
 
     var isRunning: Bool { running.load(ordering: .acquiring) }
 
-    /// Posted with every command, so that an idle writer starts on it at once.
-    let wake = CountingSemaphore()
-
+    /// Every command wakes the writer, so that an idle one starts on it at once.
     private func send(_ command: Command) {
         shared.withLock { $0.commands.append(command) }
-        wake.post()
+        loop.withLock { $0 }?.wake()
     }
 
     /// Control thread, now and then: keeps the taps the recorder needs on the engine. It needs
@@ -223,7 +223,7 @@ public final class Recorder: Sendable {
     public var isStarting: Bool { shared.withLock { $0.starting } }
     public var isRecording: Bool { status.state == .recording }
     /// The last takes, oldest first.
-    public var recentTakes: [TakeSummary] { shared.withLock { $0.recent } }
+    public var recentTakes: [TakeSummary] { shared.withLock { Array($0.recent) } }
 
     /// Sets the state (with a start's answer, in the same step: the taps are needed without a
     /// gap between starting and recording) and tells the listener of a change.

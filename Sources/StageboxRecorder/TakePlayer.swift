@@ -40,15 +40,15 @@ public final class TakePlayer: Sendable {
             try? engine.removePort(Self.portName)
             return .failure(.init(reason: "\(error)"))
         }
-        let handOver = HandOver(source)
-        let started = PosixThread.start(named: "the take player") { [logger] in p.feed(from: handOver.reader, logger: logger) }
-        switch started {
-        case .success(let thread):
-            p.thread = thread
+        let feeder = Feeder(source, into: p, logger: logger)
+        do {
+            let loop = try ServiceLoop(named: "the take player")
+            try loop.start { _ in .init(deadline: feeder.feed()) }
+            p.loop = loop
             playback.withLock { $0 = p }
             logger.info("player: playing \(path) through codec.out")
             return .success(())
-        case .failure(let error):
+        } catch {
             try? engine.removePort(Self.portName)
             return .failure(.init(reason: "\(error)"))
         }
@@ -58,8 +58,7 @@ public final class TakePlayer: Sendable {
     @discardableResult
     public func stop() -> Bool {
         guard let p = playback.withLock({ let p = $0; $0 = nil; return p }) else { return false }
-        p.stopAsked.store(true, ordering: .relaxed)
-        p.thread?.join()
+        p.loop?.stop()
         try? engine.removePort(Self.portName)
         return true
     }
@@ -72,55 +71,68 @@ public final class TakePlayer: Sendable {
         return true
     }
 
-    /// The reader, opened here to report its errors, then used only by the feeding thread.
-    private final class HandOver: @unchecked Sendable {
-        // @unchecked: the opening thread lets go of the reader once the feeding thread starts.
-        let reader: ResampledReader
-        init(_ reader: ResampledReader) { self.reader = reader }
-    }
-
     final class Playback: @unchecked Sendable {
-        // @unchecked: `thread` is set once before the playback is shared; the rest is the ring
-        // (single producer, single consumer) and atomics.
+        // @unchecked: `loop` is set once before the playback is shared; the rest is the ring
+        // (single producer, single consumer) and the processor's atomics.
         let path: String
         let ring: SampleRing
         let processor: PlayerProcessor
-        let stopAsked = Atomic<Bool>(false)
-        var thread: PosixThread?
+        var loop: ServiceLoop?
 
         init(path: String, ring: SampleRing) {
             self.path = path
             self.ring = ring
             processor = PlayerProcessor(ring: ring)
         }
+    }
 
-        /// The feeding thread: the file's channels onto the codec's (a mono take on every
-        /// output, extra channels left out), until the end or a stop.
-        func feed(from source: ResampledReader, logger: Logger) {
-            let chunk = 2048
-            var input = [Float](repeating: 0, count: chunk * source.channels)
-            var output = [Float](repeating: 0, count: chunk * ring.channels)
-            while !stopAsked.load(ordering: .relaxed) {
-                if ring.freeFrames < chunk {
-                    sleepUntil(monotonicNanos: monotonicNanoseconds() + 10_000_000)
-                    continue
-                }
+    /// The feeding thread's turns: the file's channels onto the codec's (a mono take on every
+    /// output, extra channels left out), as the ring has room, until the end of the file.
+    private final class Feeder: @unchecked Sendable {
+        // @unchecked: made on the thread that opened the file, then used only by the feeding
+        // thread's turns, one after another.
+        private let source: ResampledReader
+        private let playback: Playback
+        private let logger: Logger
+        private static let chunk = 2048
+        private var input: [Float]
+        private var output: [Float]
+        private var ended = false
+
+        init(_ source: ResampledReader, into playback: Playback, logger: Logger) {
+            self.source = source
+            self.playback = playback
+            self.logger = logger
+            input = [Float](repeating: 0, count: Self.chunk * source.channels)
+            output = [Float](repeating: 0, count: Self.chunk * playback.ring.channels)
+        }
+
+        /// Fills the ring; returns when to look again (nil once the file has ended).
+        func feed() -> Int64? {
+            let ring = playback.ring
+            let chunk = Self.chunk
+            while !ended && ring.freeFrames >= chunk {
                 let n: Int
                 do {
                     n = try input.withUnsafeMutableBufferPointer { try source.read(into: $0.baseAddress!, frames: chunk) }
                 } catch {
                     logger.error("player: \(error)")
+                    n = 0
+                }
+                if n == 0 {
+                    ended = true
+                    playback.processor.endOfInput.store(true, ordering: .releasing)
                     break
                 }
-                if n == 0 { break }
                 for i in 0..<n {
                     for c in 0..<ring.channels {
-                        output[i * ring.channels + c] = source.channels == 1 ? input[i] : c < source.channels ? input[i * source.channels + c] : 0
+                        output[i * ring.channels + c] = source.channels == 1 ? input[i]
+                            : c < source.channels ? input[i * source.channels + c] : 0
                     }
                 }
                 _ = output.withUnsafeBufferPointer { ring.write(interleaved: $0.baseAddress!, frames: n) }
             }
-            processor.endOfInput.store(true, ordering: .releasing)
+            return ended ? nil : monotonicNanoseconds() + 10_000_000
         }
     }
 

@@ -1,4 +1,3 @@
-import StageboxRealtime
 import StageboxSystem
 
 #if canImport(Glibc)
@@ -39,17 +38,20 @@ final class TakeWriter: @unchecked Sendable {
 
     init(recorder: Recorder) { self.recorder = recorder }
 
-    func run() {
-        while recorder.isRunning {
-            round()
-            let busy = take != nil || settings.preRollFrames > 0
-            recorder.wake.wait(nanoseconds: busy ? Self.roundNanos : Self.idleNanos)
-        }
-        round()
+    /// One round of the writer's loop; returns when the next is due at the latest.
+    func round() -> Int64 {
+        moveAndCommand()
+        let busy = take != nil || settings.preRollFrames > 0
+        return monotonicNanoseconds() + (busy ? Self.roundNanos : Self.idleNanos)
+    }
+
+    /// The last round, once the loop has ended: a running take is made whole.
+    func finish() {
+        moveAndCommand()
         if take != nil { end(reason: nil) }
     }
 
-    private func round() {
+    private func moveAndCommand() {
         let commands = recorder.shared.withLock { s in
             defer { s.commands.removeAll() }
             return s.commands

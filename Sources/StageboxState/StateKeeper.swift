@@ -1,6 +1,5 @@
 import Logging
 import StageboxEngine
-import StageboxRealtime
 import StageboxSystem
 import Synchronization
 
@@ -22,8 +21,7 @@ public final class StateKeeper: Sendable {
     /// `state clear`): both write through the one temporary FILE.new, and the state written is
     /// taken inside, so that the last write is of the newest state.
     private let writing = Mutex(())
-    private let wake = CountingSemaphore()
-    private let thread = Mutex<PosixThread?>(nil)
+    private let loop = Mutex<ServiceLoop?>(nil)
     /// How long a port that appears waits before its remembered connections are made: a client
     /// that connects its own ports first (the ALSA plugin, `stagebox record --from`) is not raced.
     static let restoreDelayNanos: Int64 = 300_000_000
@@ -71,10 +69,13 @@ public final class StateKeeper: Sendable {
         engine.onChange { [weak self] change in self?.heard(change) }
         // The graph as restored is the state from now on (what could not be made waits for its port).
         heard(.connectionsChanged)
-        if let thread = try? PosixThread.start(named: "the state writer", { [self] in run() }).get() {
-            self.thread.withLock { $0 = thread }
-        } else {
-            report.append("state: the writer thread cannot start; changes are saved only by `state save`")
+        do {
+            let writer = try ServiceLoop(named: "the state writer")
+            loop.withLock { $0 = writer }
+            try writer.start({ [self] _ in .init(deadline: turn()) }, finish: { [self] in _ = turn() })
+        } catch {
+            loop.withLock { $0 = nil }
+            report.append("state: the writer thread cannot start (\(error)); changes are saved only by `state save`")
         }
         return report
     }
@@ -82,8 +83,7 @@ public final class StateKeeper: Sendable {
     /// Writes what is pending and stops the writer.
     public func stop() {
         memory.withLock { $0.stopping = true }
-        wake.post()
-        thread.withLock { $0 }?.join()
+        loop.withLock { let l = $0; $0 = nil; return l }?.stop()
     }
 
     /// Applies `state`: the configuration's connections it removed, its connections and mutes
@@ -116,7 +116,7 @@ public final class StateKeeper: Sendable {
                 $0.ports.insert(port)
                 $0.appeared.append((port, monotonicNanoseconds() + Self.restoreDelayNanos))
             }
-            wake.post()
+            loop.withLock { $0 }?.wake()
         case .portRemoved(let port):
             memory.withLock { _ = $0.ports.remove(port) }
         case .connectionsChanged:
@@ -151,7 +151,7 @@ public final class StateKeeper: Sendable {
 
     private func markDirty(_ m: inout Memory) {
         if m.dirtySince == nil { m.dirtySince = monotonicNanoseconds() }
-        wake.post()
+        loop.withLock { $0 }?.wake()
     }
 
     private func trimAbsent(_ m: inout Memory) {
@@ -168,20 +168,20 @@ public final class StateKeeper: Sendable {
 
     /// The writer thread: restores ports that appeared once their delay is over, and writes the
     /// state a moment after it changed.
-    private func run() {
-        while true {
-            _ = wake.wait(nanoseconds: 50_000_000)
-            let now = monotonicNanoseconds()
-            let (due, write, stopping) = memory.withLock { m -> ([String], Bool, Bool) in
-                let due = m.appeared.filter { $0.due <= now }.map(\.port)
-                m.appeared.removeAll { $0.due <= now }
-                let write = m.dirtySince.map { now - $0 >= writeDelayNanos || m.stopping } ?? false
-                return (due, write, m.stopping)
-            }
-            if !due.isEmpty { restore(ports: Set(due)) }
-            if write { save() }
-            if stopping { return }
+    /// One turn of the writer thread (and its last, after a stop): the connections of ports
+    /// that came back are made, the state is written once it has settled (at once when
+    /// stopping). Every 50 ms: the next port or write due is never further away.
+    private func turn() -> Int64 {
+        let now = monotonicNanoseconds()
+        let (due, write) = memory.withLock { m -> ([String], Bool) in
+            let due = m.appeared.filter { $0.due <= now }.map(\.port)
+            m.appeared.removeAll { $0.due <= now }
+            let write = m.dirtySince.map { now - $0 >= writeDelayNanos || m.stopping } ?? false
+            return (due, write)
         }
+        if !due.isEmpty { restore(ports: Set(due)) }
+        if write { save() }
+        return now + 50_000_000
     }
 
     /// Makes the remembered connections and mutes of `ports`, which appeared again.

@@ -1,5 +1,4 @@
 import CLinux
-import StageboxSystem
 import SystemPackage
 
 #if canImport(Glibc)

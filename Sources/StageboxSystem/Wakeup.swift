@@ -1,5 +1,4 @@
 import CLinux
-import StageboxSystem
 import SystemPackage
 
 #if canImport(Glibc)
@@ -8,39 +7,66 @@ import Glibc
 import Musl
 #endif
 
-/// One end of the wakeup between the audio thread and a client: a Unix datagram socketpair,
-/// one byte a wakeup.
+/// A wakeup: one side signals, the other sleeps in poll(2) on `descriptor` until it comes. The
+/// one wakeup type of Stagebox: a service thread's (signalled by other threads: a change, a
+/// stop) and the audio thread's with each client.
 ///
-/// Not an eventfd: a descriptor passed to a client shares its open file with the server, flags
-/// included, so a client could clear `O_NONBLOCK` on an eventfd, fill its counter, and make the
-/// audio thread's next wakeup block. The two ends of a socketpair are separate open files, and
-/// this end sends and receives with `MSG_DONTWAIT` whatever anyone did to the flags: a wakeup
-/// never waits, and a client that reads none only loses wakeups.
+/// Two kinds under one face. Within the process, an eventfd. Shared with a client, one end of
+/// a Unix datagram socketpair, one byte a wakeup: a descriptor passed to a client shares its
+/// open file with us, flags included, so a client could clear `O_NONBLOCK` on an eventfd, fill
+/// its counter, and make the audio thread's next signal block. The two ends of a socketpair are
+/// separate open files, and this end sends and receives with `MSG_DONTWAIT` whatever anyone
+/// did to the flags: a signal never waits, and a client that reads none only loses wakeups.
 public final class Wakeup: Sendable {
     /// The raw descriptor: the audio thread's calls take it as it is, with nothing around them.
     public let descriptor: Int32
+    private let sharedWithAPeer: Bool
 
-    /// A new pair: this end, and the other end for the client (closed once sent, or on any
-    /// way out before).
-    public static func pair() throws(RingError) -> (Wakeup, OwnedDescriptor) {
+    /// A wakeup within this process (an eventfd). `purpose` names it in the error: "making the
+    /// wakeup for the LED thread: …".
+    public init(purpose: String) throws(SystemCallError) {
+        let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard fd >= 0 else { throw .last("making the wakeup for", purpose) }
+        descriptor = fd
+        sharedWithAPeer = false
+    }
+
+    /// A new pair to share with a peer: this end, and the other end for the peer (closed once
+    /// sent, or on any way out before).
+    public static func pair(purpose: String) throws(SystemCallError) -> (Wakeup, OwnedDescriptor) {
         var fds: [Int32] = [-1, -1]
-        guard stagebox_wakeup_pair(&fds) == 0 else { throw .system(.last("making a wakeup socketpair")) }
+        guard stagebox_wakeup_pair(&fds) == 0 else { throw .last("making the wakeup socketpair for", purpose) }
         return (Wakeup(adopting: FileDescriptor(rawValue: fds[0])), OwnedDescriptor(FileDescriptor(rawValue: fds[1])))
     }
 
-    /// Adopts a descriptor: this closes it from now on.
-    public init(adopting fd: FileDescriptor) { descriptor = fd.rawValue }
+    /// Adopts one end of a peer's socketpair: this closes it from now on.
+    public init(adopting fd: FileDescriptor) {
+        descriptor = fd.rawValue
+        sharedWithAPeer = true
+    }
 
-    deinit { try? FileDescriptor(rawValue: descriptor).close() }
+    deinit { close(descriptor) }
 
-    /// Wakes the other side. One system call; never blocks (a full socket drops the wakeup:
-    /// the other side has plenty pending already).
+    /// Wakes the other side. One system call; never blocks (an eventfd's counter only grows; a
+    /// full socket drops the wakeup: the other side has plenty pending already).
     @inline(__always)
-    public func signal() { _ = stagebox_wakeup_send(descriptor) }
+    public func signal() {
+        if sharedWithAPeer {
+            _ = stagebox_wakeup_send(descriptor)
+        } else {
+            var one: UInt64 = 1
+            _ = write(descriptor, &one, 8)
+        }
+    }
 
-    /// Takes pending wakeups (at most 64 of them: a flood cannot hold the caller).
+    /// Takes pending wakeups (a socket's at most 64 at a time: a flood cannot hold the caller).
     public func drain() {
-        for _ in 0..<64 where stagebox_wakeup_take(descriptor) == 1 {}
+        if sharedWithAPeer {
+            for _ in 0..<64 where stagebox_wakeup_take(descriptor) == 1 {}
+        } else {
+            var n: UInt64 = 0
+            _ = read(descriptor, &n, 8)
+        }
     }
 
     /// Waits until signalled or `timeoutNanos` passes (negative: forever). True if signalled.

@@ -1,6 +1,3 @@
-// TriggerState is defined beside TriggerRules (the client library and the bus protocol share
-// it); re-exported so that everything using the board keeps naming it through this module.
-@_exported import enum StageboxPortRules.TriggerState
 import Synchronization
 
 /// What firing a trigger did.

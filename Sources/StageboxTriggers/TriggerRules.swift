@@ -1,3 +1,5 @@
+import StageboxPortRules
+
 /// What a trigger may be called: the built-in ones by their own names, a client's as
 /// `client.trigger` (like its ports), so a name in the configuration tells which kind it means.
 public enum TriggerRules {
@@ -6,12 +8,16 @@ public enum TriggerRules {
 
     /// A trigger name a button, the console or the bus may refer to: a built-in one, or
     /// `client.trigger` (which need not exist yet: a client makes it when it connects).
-    public static func checkReference(_ name: String) throws(PortRuleViolation) {
+    public static func checkReference(_ name: String) throws(TriggerRuleViolation) {
         if builtin.contains(name) { return }
         guard name.contains(".") else { throw .unknownTrigger(name) }
         let client = String(name.prefix { $0 != "." })
         let trigger = String(name.dropFirst(client.count + 1))
-        try PortRules.checkClientName(client)
+        do throws(PortRuleViolation) {
+            try PortRules.checkClientName(client)
+        } catch {
+            throw .clientName(error)
+        }
         do throws(PortRuleViolation) {
             try PortRules.checkClientPortName(trigger, client: client)
         } catch {
@@ -29,7 +35,7 @@ public enum TriggerRules {
 
     /// A trigger a client makes: `trigger` is its own name (no `.`), the bus names it
     /// `client.trigger` like the client's ports.
-    public static func checkClientTriggerName(_ trigger: String, client: String) throws(PortRuleViolation) {
+    public static func checkClientTriggerName(_ trigger: String, client: String) throws(TriggerRuleViolation) {
         do throws(PortRuleViolation) {
             try PortRules.checkClientPortName(trigger, client: client)
         } catch {
@@ -39,7 +45,7 @@ public enum TriggerRules {
 
     /// A trigger's title: at most `maxTitleLength` bytes, no control characters (it is shown on
     /// one line). Empty means the trigger's name is shown instead.
-    public static func checkTitle(_ title: String, trigger: String) throws(PortRuleViolation) {
+    public static func checkTitle(_ title: String, trigger: String) throws(TriggerRuleViolation) {
         guard title.utf8.count <= maxTitleLength else { throw .invalidTriggerTitle(trigger: trigger, title) }
         guard !title.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw .invalidTriggerTitle(trigger: trigger, title)

@@ -1,6 +1,6 @@
 import StageboxFormatting
-import StageboxRealtime
 import Synchronization
+import StageboxSystem
 
 /// Feeds the hardware watchdog, and systemd's when there is one, only while the lifecycle is
 /// healthy: the control thread calls `tick` with what `LifecycleMachine.healthy` says (frames

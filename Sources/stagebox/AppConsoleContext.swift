@@ -10,8 +10,9 @@ import StageboxWatchdog
 import StageboxLogging
 import StageboxLifecycle
 import StageboxFormatting
-import StageboxRealtime
 import Synchronization
+import StageboxTriggers
+import StageboxSystem
 
 /// The running appliance as the console sees it.
 // @unchecked: every stored property is a constant; the parts that change (the engine, the

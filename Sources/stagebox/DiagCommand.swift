@@ -2,7 +2,7 @@ import ArgumentParser
 import StageboxConsole
 import StageboxControls
 import StageboxWatchdog
-import StageboxRealtime
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc

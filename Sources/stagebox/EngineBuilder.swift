@@ -6,7 +6,7 @@ enum EngineBuilder {
     /// - Parameter fades: whether the codec outputs fade in and out (`[lifecycle] fade_ms`): for
     ///   a running codec; an offline render is not faded.
     static func settings(for config: StageboxConfiguration, fades: Bool = false) -> EngineSettings {
-        EngineSettings(sampleRate: config.audio.rate, maxFrames: config.audio.period,
+        EngineSettings(sampleRate: config.audio.rate, period: config.audio.period,
                        inputs: config.audio.inputs, outputs: config.audio.outputs,
                        toneSignal: ToneSignal(rawValue: config.tone.signal) ?? .sine,
                        toneFrequency: config.tone.frequency, toneLevelDB: config.tone.levelDB,

@@ -1,7 +1,7 @@
 import Logging
 import StageboxDrivers
 import StageboxLogging
-import StageboxRealtime
+import StageboxSystem
 
 /// Turns what the audio thread reported into log lines, off the audio thread. A kind that
 /// repeats is told five times in ten seconds, then summarised (`RepeatSummarizer`); the

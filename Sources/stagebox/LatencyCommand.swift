@@ -1,3 +1,4 @@
+import DequeModule
 import ArgumentParser
 import CALSA
 import Logging
@@ -7,6 +8,7 @@ import StageboxEngine
 import StageboxFormatting
 import StageboxLatency
 import StageboxRealtime
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -116,7 +118,7 @@ struct LatencyCommand: ParsableCommand {
         var sent: Int64 = 0
         // The stimulus frame playing at a codec frame is the codec frame less this offset (see
         // `SenderPort.busPosition`); the least reading of the last few is the true one.
-        var offsets: [Int64] = []
+        var offsets: Deque<Int64> = []
         var lastTaken: Int64 = 0
         var glitches = sender.underruns + receiver.underruns + receiver.overruns
         func send() {
@@ -181,7 +183,7 @@ struct LatencyCommand: ParsableCommand {
         defer { Log.writer.close(waitingUpTo: 1) }
         let logger = Logger(label: "stagebox.latency")
         stagebox_alsa_silence_errors()
-        let engine = Engine(settings: EngineSettings(sampleRate: rate, maxFrames: period, inputs: channels, outputs: channels,
+        let engine = Engine(settings: EngineSettings(sampleRate: rate, period: period, inputs: channels, outputs: channels,
                                                      toneSignal: .silence, toneFrequency: 440, toneLevelDB: -20,
                                                      fadeMilliseconds: 0))
         let stimulus = MultiToneStimulus()
@@ -198,7 +200,7 @@ struct LatencyCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let parameters = ALSAParameters(captureDevice: capture, playbackDevice: playback, format: .s32, sampleRate: rate,
-                                        inputs: channels, outputs: channels, period: period, periods: periods,
+                                        inputs: channels, outputs: channels, periods: periods,
                                         realtimePriority: 0)
         let control = DriverControl()
         let driver = ALSADriver(parameters: parameters, engine: engine, control: control)

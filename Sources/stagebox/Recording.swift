@@ -1,11 +1,11 @@
 import Logging
 import StageboxAudioFiles
 import StageboxConfig
-import StageboxControls
 import StageboxEngine
 import StageboxFormatting
-import StageboxRealtime
 import StageboxRecorder
+import StageboxTriggers
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc

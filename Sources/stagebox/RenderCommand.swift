@@ -60,7 +60,7 @@ struct RenderCommand: ParsableCommand {
         }
         let control = DriverControl()
         StopSignals.install()
-        let driver = OfflineDriver(engine: engine, control: control, period: configuration.audio.period,
+        let driver = OfflineDriver(engine: engine, control: control,
                                    inputPath: input, outputPath: output)
         var logger = Logger(label: "render")
         logger.logLevel = .critical // render speaks through its own lines

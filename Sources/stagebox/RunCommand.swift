@@ -13,6 +13,8 @@ import StageboxWatchdog
 import StageboxLifecycle
 import Synchronization
 import StageboxRealtime
+import StageboxTriggers
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -273,7 +275,7 @@ struct RunCommand: ParsableCommand {
                                          filterDeadlinePercent: config.bus.filterDeadlinePercent)
         do {
             let server = try BusServer(settings: settings, engine: engine, triggers: triggers, logger: logger,
-                                       serverVersion: StageboxVersion.string, period: config.audio.period)
+                                       serverVersion: StageboxVersion.string)
             try server.start()
             return server
         } catch {
@@ -288,14 +290,14 @@ struct RunCommand: ParsableCommand {
             let writer = try output.map {
                 try AudioFileWriter(path: $0, sampleRate: audio.rate, channels: audio.outputs, encoding: .float32)
             }
-            return SimulatedDriver(engine: engine, control: control, period: audio.period,
+            return SimulatedDriver(engine: engine, control: control,
                                    inputSignal: ToneSignal(rawValue: inputSignal) ?? .sine, output: writer,
                                    speed: speed, realtimePriority: audio.rtPriority, loopDelay: loop)
         }
         let parameters = ALSAParameters(
             captureDevice: audio.capture, playbackDevice: audio.playback,
             format: SampleFormat(rawValue: audio.format) ?? .s32, sampleRate: audio.rate,
-            inputs: audio.inputs, outputs: audio.outputs, period: audio.period, periods: audio.periods,
+            inputs: audio.inputs, outputs: audio.outputs, periods: audio.periods,
             realtimePriority: audio.rtPriority)
         return ALSADriver(parameters: parameters, engine: engine, control: control,
                           pacing: freeRun ? .free : .automatic)

@@ -3,6 +3,7 @@ import StageboxConfig
 import StageboxControls
 import StageboxFormatting
 import Synchronization
+import StageboxTriggers
 
 /// The buttons and LEDs of `stagebox run`: `[[button]]` fires triggers, `[[led]]` shows them.
 /// A line that cannot be had is logged by chip and line, and the rest runs.

@@ -1,7 +1,7 @@
 import Logging
 import StageboxConfig
-import StageboxControls
 import StageboxMIDI
+import StageboxTriggers
 
 /// The MIDI of `stagebox run`: `[midi]` makes Stagebox a sequencer client whose mapped notes
 /// and controllers fire triggers and show their states. A sequencer that cannot be opened

@@ -1,6 +1,7 @@
 import ArgumentParser
 import StageboxClient
 import StageboxPortRules
+import StageboxTriggers
 
 #if canImport(Glibc)
 import Glibc
@@ -69,6 +70,10 @@ struct TriggerCommand: ParsableCommand {
         }
         do throws(PortRuleViolation) {
             try PortRules.checkClientName(parts[0])
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        do throws(TriggerRuleViolation) {
             try TriggerRules.checkClientTriggerName(parts[1], client: parts[0])
             if let title { try TriggerRules.checkTitle(title, trigger: name) }
         } catch {

@@ -1,7 +1,7 @@
 import Foundation
 import StageboxClient
-import StageboxRealtime
 import Synchronization
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc

@@ -15,11 +15,11 @@ import MallocInterposerSwift
 import StageboxEngine
 import StageboxBusServer
 import StageboxDrivers
-import StageboxControls
 import StageboxRealtime
 import StageboxRecorder
 import StageboxAudioFiles
 import Synchronization
+import StageboxTriggers
 
 if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--client" {
     runChildClient(socket: CommandLine.arguments[2])
@@ -53,14 +53,13 @@ let config = try ALSAConfigText("""
     pcm.cap { type file slave.pcm { type null } file "/dev/null" infile "/dev/zero" format raw }
     pcm.play { type null }
     """)
-let engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: period, inputs: 2, outputs: 2))
+let engine = Engine(settings: EngineSettings(sampleRate: 48000, period: period, inputs: 2, outputs: 2))
 try engine.connect(from: "codec.in", to: "codec.out")
 try engine.connect(from: "tone", to: "codec.out")
 try engine.connect(from: "codec.in:2", to: "codec.out:1") // a channel connection beside the whole ports
 let control = DriverControl()
 let driver = ALSADriver(parameters: ALSAParameters(captureDevice: "cap", playbackDevice: "play", format: .s32,
-                                                   sampleRate: 48000, inputs: 2, outputs: 2, period: period,
-                                                   periods: 2, realtimePriority: 0),
+                                                   sampleRate: 48000, inputs: 2, outputs: 2, periods: 2, realtimePriority: 0),
                         engine: engine, control: control, pacing: .automatic, config: config)
 try driver.open()
 
@@ -68,7 +67,7 @@ var logger = Logger(label: "probe")
 logger.logLevel = .critical
 let socket = folder.appendingPathComponent("bus.sock").path
 let server = try BusServer(settings: BusServerSettings(socketPath: socket, maxClients: 8, maxPortsPerClient: 16),
-                           engine: engine, triggers: TriggerBoard(), logger: logger, serverVersion: "probe", period: period)
+                           engine: engine, triggers: TriggerBoard(), logger: logger, serverVersion: "probe")
 try server.start()
 let clients = try ProbeClients(socket: socket)
 let child = Process()

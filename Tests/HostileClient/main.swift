@@ -7,7 +7,7 @@
 //
 //   stagebox-hostile-client SOCKET SECONDS SEED
 import StageboxClient
-import StageboxRealtime
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc

@@ -4,8 +4,8 @@ import StageboxEngine
 import StageboxClient
 import StageboxBusServer
 import StageboxDrivers
-import StageboxControls
 import StageboxRealtime
+import StageboxTriggers
 
 /// A running simulated board with the bus server on a private socket: the real engine paced
 /// by the clock, the real socket, real shared memory. Clients connect with the real library.
@@ -22,7 +22,7 @@ final class BusFixture: @unchecked Sendable {
 
     init(period: Int = 64, filterDeadlinePercent: Int = 25) throws {
         socketPath = FileManager.default.temporaryDirectory.appendingPathComponent("sb-\(UUID().uuidString.prefix(8)).sock").path
-        engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: period, inputs: 2, outputs: 2,
+        engine = Engine(settings: EngineSettings(sampleRate: 48000, period: period, inputs: 2, outputs: 2,
                                                  toneSignal: .silence))
         triggers = TriggerBoard()
         let engine = self.engine
@@ -35,9 +35,9 @@ final class BusFixture: @unchecked Sendable {
         logger.logLevel = .critical
         server = try BusServer(settings: BusServerSettings(socketPath: socketPath, maxClients: 8, maxPortsPerClient: 4,
                                                            filterDeadlinePercent: filterDeadlinePercent),
-                               engine: engine, triggers: triggers, logger: logger, serverVersion: "test", period: period)
+                               engine: engine, triggers: triggers, logger: logger, serverVersion: "test")
         try server.start()
-        driver = SimulatedDriver(engine: engine, control: control, period: period, inputSignal: .silence)
+        driver = SimulatedDriver(engine: engine, control: control, inputSignal: .silence)
         let driver = self.driver
         let outcome = self.outcome
         thread = RealtimeThread {

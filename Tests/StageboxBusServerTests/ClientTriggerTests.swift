@@ -1,6 +1,6 @@
 import Foundation
 import StageboxClient
-import StageboxControls
+import StageboxTriggers
 import StageboxProtocol
 import Synchronization
 import Testing

@@ -2,20 +2,20 @@ import Foundation
 import Logging
 import StageboxBusServer
 import StageboxClient
-import StageboxControls
 import StageboxEngine
 import Testing
+import StageboxTriggers
 
 /// The bus's socket errors name the socket and say why in words.
 @Suite struct SocketErrorTests {
     private func server(at path: String) throws -> BusServer {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 2, outputs: 2,
+        let engine = Engine(settings: EngineSettings(sampleRate: 48000, period: 64, inputs: 2, outputs: 2,
                                                      toneSignal: .silence))
         return try BusServer(settings: BusServerSettings(socketPath: path, maxClients: 1, maxPortsPerClient: 1,
                                                          filterDeadlinePercent: 25),
-                             engine: engine, triggers: TriggerBoard(), logger: logger, serverVersion: "test", period: 64)
+                             engine: engine, triggers: TriggerBoard(), logger: logger, serverVersion: "test")
     }
 
     @Test func aSocketPathTooLongIsRefusedNamingIt() throws {

@@ -1,9 +1,9 @@
 import CLinux
 import Foundation
-import StageboxRealtime
 import Synchronization
 import Testing
 @testable import StageboxConsole
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc

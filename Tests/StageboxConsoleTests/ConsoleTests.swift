@@ -3,9 +3,10 @@ import Synchronization
 import Testing
 import StageboxEngine
 import StageboxDrivers
-import StageboxControls
 import StageboxRealtime
 @testable import StageboxConsole
+import StageboxTriggers
+import StageboxSystem
 
 /// A simulated board running for real, seen through the console's context.
 final class RunningBoard: ConsoleContext, @unchecked Sendable {
@@ -39,7 +40,7 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
     func record(_ x: XrunRecord) { recorded.withLock { $0.append(x) } }
 
     init() throws {
-        engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 2, outputs: 2, toneSignal: .sine))
+        engine = Engine(settings: EngineSettings(sampleRate: 48000, period: 64, inputs: 2, outputs: 2, toneSignal: .sine))
         try engine.connect(from: "codec.in", to: "codec.out")
         let engine = self.engine
         triggers.add(name: "mute", title: "Mute the codec inputs") {
@@ -47,7 +48,7 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
             try? engine.setMuted("codec.in", muted)
             return muted ? .selected : .normal
         }
-        let driver = SimulatedDriver(engine: engine, control: control, period: 64, inputSignal: .sine,
+        let driver = SimulatedDriver(engine: engine, control: control, inputSignal: .sine,
                                      inputFrequency: 440, inputLevelDB: -6)
         thread = RealtimeThread { _ = driver.run() }
         try thread.start()

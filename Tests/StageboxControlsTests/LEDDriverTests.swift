@@ -1,7 +1,8 @@
-import StageboxRealtime
 import Synchronization
 import Testing
 @testable import StageboxControls
+import StageboxTriggers
+import StageboxSystem
 
 /// An LED that records what it was set to and when.
 private final class RecordingLED: LEDOutput {

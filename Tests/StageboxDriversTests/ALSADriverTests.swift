@@ -3,8 +3,8 @@ import CALSA
 import Foundation
 import Testing
 import StageboxEngine
-import StageboxRealtime
 @testable import StageboxDrivers
+import StageboxSystem
 
 @Suite struct ALSADriverTests {
     init() { stagebox_alsa_silence_errors() }
@@ -16,7 +16,7 @@ import StageboxRealtime
         let rig = try ALSATestRig(inputBytes: stimulus)
         defer { rig.remove() }
         let control = DriverControl(frameLimit: frames)
-        let p = ALSATestRig.parameters(format: format, period: period)
+        let p = ALSATestRig.parameters(format: format)
         let driver = ALSADriver(parameters: p, engine: try .passthrough(period: period), control: control,
                                 pacing: .free, config: rig.config)
         try driver.open()
@@ -25,7 +25,7 @@ import StageboxRealtime
         #expect(!driver.isLinked, "file plugins cannot be linked")
         let out = try rig.outputBytes()
         let frameBytes = 2 * format.bytesPerSample
-        let prefill = p.bufferFrames * frameBytes
+        let prefill = period * p.periods * frameBytes
         #expect(out.count == prefill + frames * frameBytes)
         #expect(out.prefix(prefill).allSatisfy { $0 == 0 }, "the pre-fill is silence")
         #expect(firstDifference(Array(out.dropFirst(prefill)), stimulus) == nil, "the audio after the pre-fill is the input, bit for bit")
@@ -43,13 +43,13 @@ import StageboxRealtime
         let engine = try Engine.passthrough(period: period)
         try engine.connect(from: "tone", to: "codec.out")
         let control = DriverControl(frameLimit: frames)
-        let p = ALSATestRig.parameters(format: .s16, period: period, capture: ALSAParameters.noCapture)
+        let p = ALSATestRig.parameters(format: .s16, capture: ALSAParameters.noCapture)
         let driver = ALSADriver(parameters: p, engine: engine, control: control, pacing: .free, config: rig.config)
         try driver.open()
         #expect(driver.run() == nil)
         driver.close()
         let out = try rig.outputBytes()
-        let prefill = p.bufferFrames * 4
+        let prefill = period * p.periods * 4
         #expect(out.count == prefill + frames * 4)
         let samples = stride(from: prefill, to: out.count - 1, by: 2).map { Int16(bitPattern: UInt16(out[$0]) | UInt16(out[$0 + 1]) << 8) }
         let peak = samples.map { abs(Int($0)) }.max() ?? 0
@@ -66,7 +66,7 @@ import StageboxRealtime
         let period = 256
         let frames = period * 20 // about 107 ms of audio
         let control = DriverControl(frameLimit: frames)
-        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, period: period, capture: "nullpcm",
+        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, capture: "nullpcm",
                                                                    playback: "nullpcm"),
                                 engine: try .passthrough(period: period), control: control, config: rig.config)
         try driver.open()
@@ -81,7 +81,7 @@ import StageboxRealtime
     @Test func aMissingDeviceIsNamed() throws {
         let rig = try ALSATestRig(inputBytes: [])
         defer { rig.remove() }
-        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, period: 64, capture: "nosuchpcm"),
+        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, capture: "nosuchpcm"),
                                 engine: try .passthrough(period: 64), control: DriverControl(), config: rig.config)
         #expect {
             try driver.open()
@@ -99,7 +99,7 @@ import StageboxRealtime
             pcm.lin { type linear slave { pcm { type null } format S16_LE } }
             """)
         let q = ALSAParameters(captureDevice: "lin", playbackDevice: "lin", format: .float, sampleRate: 48000,
-                               inputs: 2, outputs: 2, period: 64, periods: 2, realtimePriority: 0)
+                               inputs: 2, outputs: 2, periods: 2, realtimePriority: 0)
         let driver = ALSADriver(parameters: q, engine: try .passthrough(period: 64), control: DriverControl(),
                                 config: restricted)
         #expect {
@@ -117,7 +117,7 @@ import StageboxRealtime
     @Test func anImpossiblePeriodIsRefusedWithTheRange() throws {
         let rig = try ALSATestRig(inputBytes: [])
         defer { rig.remove() }
-        var p = ALSATestRig.parameters(format: .s16, period: 64, capture: "nullpcm", playback: "nullpcm")
+        var p = ALSATestRig.parameters(format: .s16, capture: "nullpcm", playback: "nullpcm")
         p.inputs = 0 // no PCM has zero channels
         let driver = ALSADriver(parameters: p, engine: try .passthrough(period: 64), control: DriverControl(),
                                 config: rig.config)

@@ -28,10 +28,10 @@ struct ALSATestRig {
 
     func remove() { try? FileManager.default.removeItem(at: folder) }
 
-    static func parameters(format: SampleFormat, period: Int, periods: Int = 2, channels: Int = 2,
+    static func parameters(format: SampleFormat, periods: Int = 2, channels: Int = 2,
                            capture: String = "cap", playback: String = "play") -> ALSAParameters {
         ALSAParameters(captureDevice: capture, playbackDevice: playback, format: format, sampleRate: 48000,
-                       inputs: channels, outputs: channels, period: period, periods: periods, realtimePriority: 0)
+                       inputs: channels, outputs: channels, periods: periods, realtimePriority: 0)
     }
 
     /// Deterministic noise that uses every bit the format carries (S32: the top 24 bits).
@@ -56,7 +56,7 @@ struct ALSATestRig {
 extension Engine {
     /// A 2-in/2-out engine with `codec.in` connected to `codec.out`.
     static func passthrough(period: Int, channels: Int = 2) throws -> Engine {
-        let engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: period,
+        let engine = Engine(settings: EngineSettings(sampleRate: 48000, period: period,
                                                      inputs: channels, outputs: channels))
         try engine.connect(from: "codec.in", to: "codec.out")
         return engine

@@ -1,5 +1,5 @@
 import Testing
-@testable import StageboxRealtime
+@testable import StageboxDrivers
 
 @Suite struct CycleHistogramTests {
     @Test func everyTimeFallsInABucketWhoseMiddleIsWithinFourPercent() {

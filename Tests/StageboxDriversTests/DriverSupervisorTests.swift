@@ -7,6 +7,7 @@ import Testing
 import StageboxEngine
 import StageboxRealtime
 @testable import StageboxDrivers
+import StageboxSystem
 
 /// The supervisor runs every driver the same way: these run it on a thread of its own and
 /// watch the driver's state and frames from outside, as the console does.
@@ -45,7 +46,7 @@ import StageboxRealtime
     @Test func pauseStopsTheAudioThreadAndResumeGoesOn() throws {
         let control = DriverControl()
         let engine = try Engine.passthrough(period: 64)
-        let driver = SimulatedDriver(engine: engine, control: control, period: 64, inputSignal: .sine)
+        let driver = SimulatedDriver(engine: engine, control: control, inputSignal: .sine)
         let (thread, outcome) = try start(driver)
         defer { control.requestStop(); thread.join() }
         #expect(waitFor { control.framesProcessed.load(ordering: .relaxed) > 4800 })
@@ -70,7 +71,7 @@ import StageboxRealtime
         let rig = try ALSATestRig(inputBytes: [])
         defer { rig.remove() }
         let control = DriverControl()
-        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, period: 64, capture: "nosuchpcm"),
+        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, capture: "nosuchpcm"),
                                 engine: try .passthrough(period: 64), control: control, config: rig.config)
         let (thread, outcome) = try start(driver, backoffMs: 400)
         #expect(waitFor { control.state.load(ordering: .relaxed) == .waitingForDevice })
@@ -87,7 +88,7 @@ import StageboxRealtime
     @Test func aConfigurationTheDeviceCannotDoEndsTheRun() throws {
         let restricted = try ALSAConfigText("pcm.lin { type linear slave { pcm { type null } format S16_LE } }")
         let q = ALSAParameters(captureDevice: "lin", playbackDevice: "lin", format: .float, sampleRate: 48000,
-                               inputs: 2, outputs: 2, period: 64, periods: 2, realtimePriority: 0)
+                               inputs: 2, outputs: 2, periods: 2, realtimePriority: 0)
         let control = DriverControl()
         let driver = ALSADriver(parameters: q, engine: try .passthrough(period: 64), control: control, config: restricted)
         let (thread, outcome) = try start(driver)
@@ -105,7 +106,7 @@ import StageboxRealtime
         let rig = try ALSATestRig(inputBytes: ALSATestRig.stimulus(format: .s16, frames: 64 * 20, channels: 2))
         defer { rig.remove() }
         let control = DriverControl(frameLimit: 64 * 20)
-        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16, period: 64),
+        let driver = ALSADriver(parameters: ALSATestRig.parameters(format: .s16),
                                 engine: try .passthrough(period: 64), control: control, pacing: .free, config: rig.config)
         let (thread, outcome) = try start(driver)
         thread.join()

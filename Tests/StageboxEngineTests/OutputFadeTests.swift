@@ -5,7 +5,7 @@ import Testing
 @Suite struct OutputFadeTests {
     /// An engine whose codec outputs carry a constant 0.5 (a DC tone is the worst case for a step).
     private func engine(fadeMs: Double) throws -> Engine {
-        let e = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 1, outputs: 1,
+        let e = Engine(settings: EngineSettings(sampleRate: 48000, period: 64, inputs: 1, outputs: 1,
                                                 fadeMilliseconds: fadeMs))
         try e.connect(from: "codec.in", to: "codec.out")
         return e

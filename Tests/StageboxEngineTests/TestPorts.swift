@@ -37,7 +37,7 @@ struct EngineHarness {
     var position: Int64 = 0
 
     init(inputs: Int = 2, outputs: Int = 2, frames: Int = 64, tone: ToneSignal = .silence) {
-        engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: frames, inputs: inputs,
+        engine = Engine(settings: EngineSettings(sampleRate: 48000, period: frames, inputs: inputs,
                                                  outputs: outputs, toneSignal: tone))
         self.frames = frames
     }

@@ -1,4 +1,5 @@
 import Testing
+import StageboxDrivers
 import StageboxLifecycle
 
 /// The state machine on its own: every transition, and the rule under random sequences.
@@ -12,7 +13,7 @@ import StageboxLifecycle
         var machine = M(settings: LifecycleMachineTests.settings, at: 0)
         var now = 0.0
         var frames = 0
-        var driver = M.DriverPhase.opening
+        var driver = DriverState.starting
         var silent = false
         var use = BusUse()
         var hung = false

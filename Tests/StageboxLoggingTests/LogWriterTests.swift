@@ -1,6 +1,6 @@
 import StageboxLogging
-import StageboxRealtime
 import Testing
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc

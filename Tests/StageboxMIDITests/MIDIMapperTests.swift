@@ -1,6 +1,6 @@
-import StageboxControls
 import Testing
 @testable import StageboxMIDI
+import StageboxTriggers
 
 /// Messages in, trigger events out; trigger states in, messages out.
 @Suite struct MIDIMapperTests {

@@ -1,6 +1,7 @@
 import StageboxProtocol
 import SystemPackage
 import Testing
+import StageboxSystem
 
 #if canImport(Glibc)
 import Glibc

@@ -2,15 +2,15 @@ import Foundation
 import Logging
 import StageboxAudioFiles
 import StageboxEngine
-import StageboxRealtime
 import StageboxTestSupport
 import Testing
 @testable import StageboxRecorder
+import StageboxSystem
 
 /// The recorder around a real engine, its periods run by the test as a driver would run them.
 @Suite(.serialized) struct RecorderTests {
     final class Rig {
-        let engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 2, outputs: 2,
+        let engine = Engine(settings: EngineSettings(sampleRate: 48000, period: 64, inputs: 2, outputs: 2,
                                                      toneSignal: .silence, toneFrequency: 1000, toneLevelDB: -20))
         let recorder: Recorder
         let directory: String
@@ -197,7 +197,7 @@ import Testing
             try signal.withUnsafeBufferPointer { try file.append($0.baseAddress!, frames: 480) }
         }
         let recorder = Recorder(settings: RecorderSettings(directory: directory, sources: ["codec.in"], sampleRate: 48000),
-                                engine: Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 2, outputs: 2)),
+                                engine: Engine(settings: EngineSettings(sampleRate: 48000, period: 64, inputs: 2, outputs: 2)),
                                 logger: Logger(label: "test"))
         let found = recorder.repairTakes()
         #expect(found.count == 1)

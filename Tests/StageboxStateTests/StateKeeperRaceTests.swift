@@ -14,7 +14,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("state-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 2, outputs: 2))
+        let engine = Engine(settings: EngineSettings(sampleRate: 48000, period: 64, inputs: 2, outputs: 2))
         let keeper = StateKeeper(file: StateFile(path: directory + "/state.toml"), engine: engine, configured: [],
                                  writeDelayNanos: 0, logger: Logger(label: "test"))
         _ = keeper.start(restore: true, now: 0)
@@ -54,7 +54,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("state-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let engine = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 2, outputs: 2))
+        let engine = Engine(settings: EngineSettings(sampleRate: 48000, period: 64, inputs: 2, outputs: 2))
         let path = directory + "/state.toml"
         let keeper = StateKeeper(file: StateFile(path: path), engine: engine, configured: [],
                                  writeDelayNanos: 0, logger: Logger(label: "test"))

@@ -12,7 +12,7 @@ import Testing
 
     /// An engine as `stagebox run` builds it from a configuration with the default connection.
     func engine() throws -> Engine {
-        let e = Engine(settings: EngineSettings(sampleRate: 48000, maxFrames: 64, inputs: 2, outputs: 2, toneSignal: .silence))
+        let e = Engine(settings: EngineSettings(sampleRate: 48000, period: 64, inputs: 2, outputs: 2, toneSignal: .silence))
         try e.connect(from: "codec.in", to: "codec.out")
         return e
     }

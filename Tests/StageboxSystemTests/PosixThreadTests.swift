@@ -1,4 +1,3 @@
-import StageboxRealtime
 import StageboxSystem
 import Synchronization
 import Testing

@@ -1,5 +1,5 @@
 import Testing
-@testable import StageboxControls
+@testable import StageboxTriggers
 
 /// Debounce and long press without hardware: edges and times in, events out.
 @Suite struct ButtonMachineTests {
@@ -87,14 +87,5 @@ import Testing
         #expect(m.nextDeadline == nil, "no long press for a press nobody saw")
         let out = run(&m, [(false, 2000), (true, 3000), (false, 3100)], until: 4000)
         #expect(events(out) == [.release, .press, .release])
-    }
-
-    @Test func triggersFollowTheButtonsSettings() {
-        let b = ButtonSettings(name: "rec", chip: "gpiochip0", line: 17, press: "record", longPress: "marker")
-        #expect(b.trigger(for: .press) == "record")
-        #expect(b.trigger(for: .release) == nil)
-        #expect(b.trigger(for: .longPress) == "marker")
-        #expect(b.machine(pressed: false, now: 0).longPressNanos == 600 * ms)
-        #expect(ButtonSettings(name: "x", chip: "c", line: 1, press: "mute").machine(pressed: false, now: 0).longPressNanos == nil)
     }
 }

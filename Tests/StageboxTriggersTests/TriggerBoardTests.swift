@@ -1,4 +1,4 @@
-import StageboxControls
+import StageboxTriggers
 import Synchronization
 import Testing
 

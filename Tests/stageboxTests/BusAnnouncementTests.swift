@@ -2,9 +2,9 @@ import Foundation
 import StageboxTestSupport
 import StageboxClient
 import StageboxProtocol
-import StageboxRealtime
 import Synchronization
 import Testing
+import StageboxSystem
 
 /// The events a client saw, with when it saw them.
 final class EventLog: Sendable {
