@@ -130,15 +130,28 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Logging", package: "swift-log"),
             .product(name: "SystemPackage", package: "swift-system"),
         ]),
-        // The latency meter's signal processing: the multi-tone stimulus, the DFT at its tones,
-        // and the delay, polarity and error bound they give (no I/O).
-        .target(name: "StageboxLatency", dependencies: [.product(name: "DequeModule", package: "swift-collections")]),
-        // The executable that wires everything together.
-        .executableTarget(name: "stagebox", dependencies: [
+        // The latency meter: the multi-tone stimulus, the DFT at its tones, the delay, polarity
+        // and error bound they give (no I/O), and its two processors on the audio thread.
+        .target(name: "StageboxLatency", dependencies: [
+            "StageboxEngine", "StageboxRealtime", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
+        // The running appliance assembled from a configuration: engine, triggers, recorder, state,
+        // bus, driver, watchdog, lifecycle, buttons, LEDs, MIDI and the console; `stagebox run`
+        // is a thin shell around it, and tests run one in their own process.
+        .target(name: "StageboxAppliance", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
-            "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog", "StageboxConsole",
-            "StageboxLifecycle", "StageboxRecorder", "StageboxMIDI",
-            "StageboxLogging", "StageboxFormatting", "StageboxPortRules", "StageboxTriggers", "StageboxLatency", "StageboxState",
+            "StageboxBusServer", "StageboxControls", "StageboxWatchdog", "StageboxConsole", "StageboxLifecycle",
+            "StageboxRecorder", "StageboxMIDI", "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
+            "StageboxTriggers", "StageboxState", "StageboxSystem",
+            .product(name: "DequeModule", package: "swift-collections"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The command line: `stagebox run` and the tools around it.
+        .executableTarget(name: "stagebox", dependencies: [
+            "StageboxAppliance", "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles",
+            "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog",
+            "StageboxConsole", "StageboxLifecycle", "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
+            "StageboxTriggers", "StageboxLatency", "StageboxSystem", "CALSA",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -159,6 +172,10 @@ let package = Package(
         .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
         .testTarget(name: "StageboxTriggersTests", dependencies: ["StageboxTriggers"]),
+        .testTarget(name: "StageboxApplianceTests", dependencies: [
+            "StageboxAppliance", "StageboxConfig", "StageboxDrivers", "StageboxClient", "StageboxSystem", "StageboxTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "StageboxMIDITests", dependencies: ["StageboxMIDI", "StageboxTriggers", "CALSA"]),
         .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxTriggers", "StageboxSystem"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),

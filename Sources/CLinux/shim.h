@@ -179,4 +179,13 @@ static inline int stagebox_watchdog_set_timeout(int fd, int *seconds) {
     return ioctl(fd, (unsigned long)0xC0045706 /* _IOWR('W', 6, int) */, seconds);
 }
 
+/* Pins the calling thread to one CPU (a test's watch on each CPU); 0, or -1 with errno. */
+static inline int stagebox_pin_to_cpu(int cpu) {
+    unsigned long mask[16] = {0};
+    const int bits = (int)(8 * sizeof(unsigned long));
+    if (cpu < 0 || cpu >= 16 * bits) { errno = EINVAL; return -1; }
+    mask[cpu / bits] = 1UL << (cpu % bits);
+    return (int)syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask);
+}
+
 #endif

@@ -1,3 +1,4 @@
+import StageboxAppliance
 import ArgumentParser
 import StageboxConfig
 import StageboxEngine

@@ -1,3 +1,4 @@
+import StageboxAppliance
 import DequeModule
 import ArgumentParser
 import CALSA
@@ -7,7 +8,6 @@ import StageboxDrivers
 import StageboxEngine
 import StageboxFormatting
 import StageboxLatency
-import StageboxRealtime
 import StageboxSystem
 
 #if canImport(Glibc)
@@ -248,45 +248,6 @@ struct LatencyCommand: ParsableCommand {
 /// The port of `PORT` or `PORT:CHANNEL`.
 private func portName(_ endpoint: String) -> String {
     String(endpoint.split(separator: ":", maxSplits: 1).first ?? "")
-}
-
-/// Audio thread: plays the stimulus, frame n of the codec clock being stimulus frame n.
-private final class StimulusPlayer: PortProcessor, @unchecked Sendable {
-    // @unchecked: the stimulus is immutable; only the audio thread calls `process`.
-    let stimulus: MultiToneStimulus
-    init(stimulus: MultiToneStimulus) { self.stimulus = stimulus }
-
-    func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo) {
-        stimulus.fill(buffer.channel(0), frames: frames, from: cycle.framePosition)
-    }
-}
-
-/// Audio thread: hands each period captured, with its codec frame, to the control thread.
-/// A period that does not fit is dropped whole (the meter allows gaps).
-private final class CaptureTap: PortProcessor, @unchecked Sendable {
-    // @unchecked: a single-producer single-consumer pair (the audio thread in, the control
-    // thread out), both lock-free; nothing else is shared.
-    let samples: SampleRing
-    let blocks: SPSCQueue<(position: Int64, frames: Int)>
-
-    init(capacity: Int) {
-        samples = SampleRing(channels: 1, capacityFrames: capacity)
-        blocks = SPSCQueue(capacity: capacity)
-    }
-
-    func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo) {
-        if samples.write(frames: frames, channel: { _ in UnsafePointer(buffer.channel(0)) }) {
-            blocks.push((cycle.framePosition, frames))
-        }
-    }
-
-    /// Control thread: the next period, copied into `scratch`.
-    func take(into scratch: inout [Float]) -> (Int64, Int)? {
-        guard let block = blocks.pop() else { return nil }
-        if scratch.count < block.frames { scratch = [Float](repeating: 0, count: block.frames) }
-        let got = scratch.withUnsafeMutableBufferPointer { samples.read(into: $0.baseAddress!, maxFrames: block.frames) }
-        return (block.position, got)
-    }
 }
 
 // MARK: The meter

@@ -1,3 +1,4 @@
+import StageboxAppliance
 import ArgumentParser
 import StageboxPortRules
 import Logging

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import StageboxTestSupport
 import StageboxClient
@@ -74,39 +75,45 @@ final class ClockedPort: @unchecked Sendable {
     func finish() { done.wait() }
 }
 
-/// Notes when the machine itself stalled: a SCHED_FIFO thread that asks to wake every
-/// millisecond and records each wake-up more than 4 ms late. A shared build machine stops
-/// every thread now and then for tens of milliseconds; a port's underrun in such a moment is
-/// the machine's, not the drift controller's.
+/// Notes when the machine itself stalled: on each CPU, a SCHED_FIFO thread pinned there asks
+/// to wake every millisecond and records each wake-up more than 4 ms late. A shared build
+/// machine stops a virtual CPU now and then for tens of milliseconds; a port's underrun in such
+/// a moment is the machine's, not the drift controller's.
 final class StallWatch: @unchecked Sendable {
-    // @unchecked: `stalls` is written by the watch's thread only, and read after `finish()`.
+    // @unchecked: each thread writes its own slot of `stalls`; they are read after `finish()`.
     let origin = monotonicNanoseconds()
-    private var stalls: [Int64] = []
+    private var stalls: [[Int64]]
     private let stop = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
+    private let cpus: Int
 
     init() {
-        Thread {
-            _ = RealtimeThread.makeCurrentThreadRealtime(priority: 80)
-            var next = self.origin
-            while !self.stop.load(ordering: .relaxed) {
-                next += 1_000_000
-                sleepUntil(monotonicNanos: next)
-                let now = monotonicNanoseconds()
-                if now - next > 4_000_000 {
-                    self.stalls.append(now - self.origin)
-                    next = now
+        cpus = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        stalls = Array(repeating: [], count: cpus)
+        for cpu in 0..<cpus {
+            Thread {
+                _ = stagebox_pin_to_cpu(Int32(cpu))
+                _ = RealtimeThread.makeCurrentThreadRealtime(priority: 80)
+                var next = self.origin
+                while !self.stop.load(ordering: .relaxed) {
+                    next += 1_000_000
+                    sleepUntil(monotonicNanos: next)
+                    let now = monotonicNanoseconds()
+                    if now - next > 4_000_000 {
+                        self.stalls[cpu].append(now - self.origin)
+                        next = now
+                    }
                 }
-            }
-            self.done.signal()
-        }.start()
+                self.done.signal()
+            }.start()
+        }
     }
 
-    /// The times of the stalls, in nanoseconds from the start.
+    /// The times of the stalls on any CPU, in nanoseconds from the start.
     func finish() -> [Int64] {
         stop.store(true, ordering: .relaxed)
-        done.wait()
-        return stalls
+        for _ in 0..<cpus { done.wait() }
+        return stalls.flatMap { $0 }.sorted()
     }
 }
 

@@ -40,23 +40,6 @@ import Musl
         #expect(log.contains("state: restored 1 connections, 1 removed, 1 mutes"), "\(log)")
     }
 
-    /// The console's `state save`, `state show` and `state clear`.
-    @Test func theConsoleShowsSavesAndClears() throws {
-        let dir = try Scratch()
-        defer { dir.remove() }
-        let board = try SimulatedBoard(config: "[state]\nfile = \"\(dir.path("state.toml"))\"\nwrite_delay_ms = 60000\n")
-        defer { _ = board.stop() }
-        func console(_ line: String) throws -> String { try board.stagebox(["console", "--execute", line]).stdout }
-        #expect(try board.stagebox(["connect", "tone", "codec.out"]).status == 0)
-        #expect(try console("state show").contains("connections = [\"tone -> codec.out\"]"))
-        #expect(!contents(dir.path("state.toml")).contains("tone"), "written before its delay")
-        #expect(try console("state save").contains("state written to \(dir.path("state.toml"))"))
-        #expect(contents(dir.path("state.toml")).contains("connections = [\"tone -> codec.out\"]"))
-        #expect(try console("state clear").contains("cleared"))
-        #expect(contents(dir.path("state.toml")).contains("connections = []"))
-        #expect(try board.stagebox(["ports"]).stdout.contains("tone -> codec.out"), "clear leaves the graph")
-    }
-
     /// The app is killed and started again: its port gets the connection made for it before.
     @Test func aClientThatComesBackFindsItsRouting() throws {
         let dir = try Scratch()

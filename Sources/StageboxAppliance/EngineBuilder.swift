@@ -2,10 +2,10 @@ import StageboxEngine
 import StageboxConfig
 
 /// Builds the engine a configuration describes and makes its connections.
-enum EngineBuilder {
+public enum EngineBuilder {
     /// - Parameter fades: whether the codec outputs fade in and out (`[lifecycle] fade_ms`): for
     ///   a running codec; an offline render is not faded.
-    static func settings(for config: StageboxConfiguration, fades: Bool = false) -> EngineSettings {
+    public static func settings(for config: StageboxConfiguration, fades: Bool = false) -> EngineSettings {
         EngineSettings(sampleRate: config.audio.rate, period: config.audio.period,
                        inputs: config.audio.inputs, outputs: config.audio.outputs,
                        toneSignal: ToneSignal(rawValue: config.tone.signal) ?? .sine,
@@ -18,7 +18,7 @@ enum EngineBuilder {
     ///
     /// `uncertainPorts` are ports whose channel count is only a default because its key had a
     /// problem: a connection to them is still checked for everything but its channels.
-    static func make(_ config: StageboxConfiguration, file: String, fades: Bool = false,
+    public static func make(_ config: StageboxConfiguration, file: String, fades: Bool = false,
                      uncertainPorts: Set<String> = []) -> (Engine, [ConfigProblem]) {
         let engine = Engine(settings: settings(for: config, fades: fades))
         var problems: [ConfigProblem] = []

@@ -18,7 +18,7 @@ import StageboxSystem
 // @unchecked: every stored property is a constant; the parts that change (the engine, the
 // server, the driver's control, the history) guard themselves with atomics or a Mutex.
 final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
-    let version = StageboxVersion.string
+    let version: String
     let startedAt = monotonicNanoseconds()
     let driver: String
     let sampleRate: Int
@@ -40,10 +40,11 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     private let history = Mutex<Deque<XrunRecord>>([])
     private let historyLength = 32
 
-    init(loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
+    init(version: String, loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
          server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController,
          recording: Recording, controls: RunningControls, midi: RunningMIDI?, state: StateKeeper?) {
         let audio = loaded.config.audio
+        self.version = version
         self.driver = driver
         sampleRate = audio.rate
         format = audio.format

@@ -1,0 +1,158 @@
+import Logging
+import StageboxAudioFiles
+import StageboxBusServer
+import StageboxConfig
+import StageboxConsole
+import StageboxDrivers
+import StageboxEngine
+import StageboxLifecycle
+import StageboxLogging
+import StageboxRealtime
+import StageboxState
+import StageboxSystem
+import StageboxTriggers
+import StageboxWatchdog
+import Synchronization
+
+/// The running appliance, assembled from a configuration: the engine and its connections, the
+/// triggers, the recorder and player, the saved state, the bus, the driver (the codec or the
+/// simulated board), the watchdog and the lifecycle, buttons, LEDs and MIDI, and the console.
+/// `stagebox run` is a thin shell around it; tests make one in their own process.
+///
+/// `run` blocks the calling thread (the control thread) until a stop; `requestStop` from any
+/// thread ends it cleanly (the outputs fade out first); `shutdown` then releases everything.
+public final class Appliance: Sendable {
+    public let engine: Engine
+    public let triggers: TriggerBoard
+    public let control: DriverControl
+    public let server: BusServer?
+    /// The console's shell, for lines typed anywhere (a serial console, `stagebox console`, a test).
+    public let console: Console
+    let driver: any AudioDriver
+    let recording: Recording
+    let state: StateKeeper?
+    let watchdog: WatchdogFeeder
+    let lifecycle: LifecycleController
+    let controls: RunningControls
+    let midi: RunningMIDI?
+    let context: AppConsoleContext
+    private let logger: Logger
+    private let stopAsked = Atomic<Bool>(false)
+    private let externalStop: @Sendable () -> Bool
+
+    /// Builds and starts everything but the audio (`run` starts that). Throws only when the
+    /// driver cannot be made (the output file of `--output`); everything else that fails is
+    /// logged and the appliance runs without it, as on a board with a part missing.
+    /// `externalStop` is asked every tick (the command line's SIGINT and SIGTERM).
+    public init(_ loaded: LoadedConfig, options: ApplianceOptions, logger: Logger,
+                externalStop: @escaping @Sendable () -> Bool = { false }) throws(ApplianceError) {
+        self.logger = logger
+        self.externalStop = externalStop
+        let configuration = loaded.config
+        let (engine, connectionProblems) = EngineBuilder.make(configuration, file: loaded.source.description, fades: true)
+        for problem in connectionProblems { logger.error("\(problem)") }
+        self.engine = engine
+        if RealtimeThread.lockMemory() != 0 {
+            logger.warning("mlockall refused: the audio thread may page-fault under memory pressure")
+        }
+        triggers = Self.builtinTriggers(engine)
+        recording = Recording(configuration, engine: engine, triggers: triggers, logger: logger)
+        // The run-time changes of earlier runs, on top of the configuration, before any client.
+        state = RunningState.start(configuration, engine: engine, logger: logger)
+        server = Self.startBus(configuration, engine: engine, triggers: triggers, version: options.version, logger: logger)
+        control = DriverControl(frameLimit: options.frames ?? 0)
+        do {
+            driver = try Self.makeDriver(configuration.audio, options: options, engine: engine, control: control)
+        } catch {
+            server?.stop()
+            state?.stop()
+            recording.shutdown()
+            throw error
+        }
+        watchdog = Self.startWatchdog(configuration.watchdog, logger: logger)
+        lifecycle = Self.startLifecycle(configuration.lifecycle, control: control, engine: engine,
+                                        watchdog: watchdog, server: server, logger: logger)
+        // A trigger fired (a button, the console, a client) wants the codec: it resumes.
+        let lifecycle = self.lifecycle
+        triggers.onChange { _, _ in lifecycle.resume() }
+        // Buttons fire triggers, LEDs show them: each on a thread of its own, never the audio thread.
+        controls = RunningControls.start(configuration, triggers: triggers, logger: logger)
+        // MIDI keys and pedals fire triggers too, and their LEDs show them: a thread of its own.
+        midi = RunningMIDI.start(configuration, triggers: triggers, logger: logger)
+        context = AppConsoleContext(version: options.version, loaded: loaded, driver: driver.name,
+                                    consoleDevice: options.consoleDevice, engine: engine, triggers: triggers,
+                                    control: control, server: server, watchdog: watchdog, lifecycle: lifecycle,
+                                    recording: recording, controls: controls, midi: midi, state: state)
+        let shell = Console(context: context)
+        console = shell
+        // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
+        server?.consoleHandler.withLock {
+            $0 = .init(execute: { shell.run($0) }, complete: { shell.completions(for: $0) })
+        }
+    }
+
+    /// Runs the audio until a stop (`requestStop`, `externalStop`, the frame limit, the end of
+    /// an input): the control thread's loop. Throws when the driver fails for good.
+    public func run() throws(DriverError) {
+        let context = self.context
+        let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
+        defer { events.finish() }
+        try DriverSupervisor(driver: driver, logger: logger).run { [self] in
+            tick(events: events)
+        }
+    }
+
+    /// A console of its own for a place to type in (the serial port, the terminal).
+    public func newConsole() -> Console { Console(context: context) }
+
+    /// Asks for a clean stop from any thread: the outputs fade out before the streams close.
+    public func requestStop() { stopAsked.store(true, ordering: .relaxed) }
+
+    /// Stops everything `init` started, in the reverse order. Call it once `run` has returned.
+    public func shutdown() {
+        midi?.stop()
+        controls.stop()
+        watchdog.stop()
+        server?.stop()
+        state?.stop()
+        recording.shutdown()
+    }
+
+    /// The control thread's periodic work while audio runs.
+    private func tick(events: EventLog) {
+        if stopAsked.load(ordering: .relaxed) || externalStop() { lifecycle.stop() }
+        events.drain()
+        recording.tick(engine: engine)
+        let use = BusUse(clientPorts: server?.clients.reduce(0) { $0 + $1.ports.count } ?? 0, takes: recording.runningTakes,
+                         playing: recording.player.isPlaying ? 1 : 0)
+        watchdog.tick(healthy: lifecycle.tick(use: use))
+    }
+}
+
+/// What `stagebox run`'s flags choose beside the configuration.
+public struct ApplianceOptions: Sendable {
+    /// The simulated board paced by a timer instead of the ALSA codec.
+    public var simulate = false
+    /// Stop after this many frames.
+    public var frames: Int?
+    /// With `simulate`: what the simulated inputs hear, and where the outputs go.
+    public var inputSignal: ToneSignal = .sine
+    public var output: String?
+    /// With `simulate`: inputs that hear the outputs this many frames later.
+    public var loop: Int?
+    /// With `simulate`: how many times faster than real time the board's clock runs.
+    public var speed: Double = 1
+    /// No waiting for the device or the clock between periods.
+    public var freeRun = false
+    /// Where the console is (a device, `stdio` or `none`), as the console's `status` shows it.
+    public var consoleDevice = "none"
+    /// The version the bus and the console tell.
+    public var version = "0.0.0"
+
+    public init() {}
+}
+
+/// Why an appliance could not be made.
+public struct ApplianceError: Error, CustomStringConvertible {
+    public var description: String
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import StageboxAppliance
+import StageboxClient
+import StageboxConfig
+import StageboxDrivers
+import StageboxTestSupport
+import Testing
+
+/// An appliance on the simulated board, in this process: made from a configuration file,
+/// running on a thread of its own as `stagebox run` runs it on its main thread.
+final class RunningAppliance: @unchecked Sendable {
+    // @unchecked: `outcome` is written by the running thread before `done` is signalled and
+    // read only after waiting for it.
+    let appliance: Appliance
+    let scratch: Scratch
+    private let done = DispatchSemaphore(value: 0)
+    private var outcome: DriverError?
+
+    init(_ toml: String, options: ApplianceOptions = ApplianceOptions()) throws {
+        scratch = try Scratch()
+        let path = scratch.path("stagebox.toml")
+        try ("[bus]\nsocket = \"\(scratch.path("bus.sock"))\"\n[recorder]\ndirectory = \"\(scratch.path("takes"))\"\n" + toml).write(toFile: path, atomically: true, encoding: .utf8)
+        let loaded = ConfigLoader.resolve(explicit: path)
+        #expect(loaded.problems.isEmpty, "\(loaded.problems)")
+        var options = options
+        options.simulate = true
+        var logger = Logger(label: "appliance-test")
+        logger.logLevel = .warning
+        appliance = try Appliance(loaded, options: options, logger: logger)
+        Thread { [self] in
+            do throws(DriverError) { try appliance.run() } catch { outcome = error }
+            done.signal()
+        }.start()
+        #expect(Self.within(5) { self.appliance.control.framesProcessed.load(ordering: .relaxed) > 0 }, "audio runs")
+    }
+
+    var socket: String { scratch.path("bus.sock") }
+
+    func console(_ line: String) -> String { appliance.console.run(line).text }
+
+    /// Stops it as SIGINT would, and releases everything; the driver's failure, if it failed.
+    @discardableResult
+    func stop() -> DriverError? {
+        appliance.requestStop()
+        done.wait()
+        appliance.shutdown()
+        scratch.remove()
+        return outcome
+    }
+
+    static func within(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            usleep(5000)
+        }
+        return condition()
+    }
+}
+
+/// The appliance assembled and driven in-process: what the configuration says is what runs,
+/// the console reaches every part, a stop is clean. (`Tests/stageboxTests` runs the binary.)
+@Suite(.serialized) struct ApplianceTests {
+    @Test func theConfigurationsConnectionsRunAndTheConsoleChangesThem() throws {
+        let running = try RunningAppliance("[[connect]]\nfrom = \"tone\"\nto = \"codec.out\"\n")
+        #expect(running.console("connections").contains("tone -> codec.out"))
+        #expect(running.console("disconnect tone codec.out") == "ok")
+        #expect(!running.console("connections").contains("tone -> codec.out"))
+        #expect(running.console("connect codec.in codec.out") == "ok")
+        #expect(running.console("connections").contains("codec.in -> codec.out"))
+        #expect(running.console("status").contains("simulated board"))
+        #expect(running.stop() == nil)
+        #expect(running.appliance.control.statistics.snapshot().periods > 0)
+    }
+
+    @Test func aClientOnTheSocketSeesTheSameBus() throws {
+        let running = try RunningAppliance("")
+        defer { running.stop() }
+        let client = try BusClient(name: "probe", socketPath: running.socket)
+        defer { client.close() }
+        let sender = try client.addSender(name: "out", channels: 2, sampleRate: 48000)
+        #expect(running.console("ports").contains(sender.name))
+        #expect(try client.ports().contains { $0.name == "codec.in" })
+        #expect(running.appliance.server?.clients.map(\.name) == ["probe"])
+    }
+
+    @Test func theMuteTriggerFiredFromTheConsoleMutesTheInputs() throws {
+        let running = try RunningAppliance("")
+        defer { running.stop() }
+        #expect(running.console("trigger mute").contains("selected"))
+        #expect((try? running.appliance.engine.isMuted("codec.in")) == true)
+        #expect(running.console("triggers").split(separator: "\n").contains { $0.hasPrefix("mute ") && $0.contains("selected") })
+    }
+
+    /// The console's `state save`, `state show` and `state clear` (was a test of the binary).
+    @Test func theConsoleShowsSavesAndClearsTheState() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        let file = dir.path("state.toml")
+        let running = try RunningAppliance("[state]\nfile = \"\(file)\"\nwrite_delay_ms = 60000\n")
+        defer { running.stop() }
+        func contents() -> String { (try? String(contentsOfFile: file, encoding: .utf8)) ?? "" }
+        _ = running.console("connect tone codec.out")
+        #expect(running.console("state show").contains("connections = [\"tone -> codec.out\"]"))
+        #expect(!contents().contains("tone"), "written before its delay")
+        #expect(running.console("state save").contains("state written to \(file)"))
+        #expect(contents().contains("connections = [\"tone -> codec.out\"]"))
+        #expect(running.console("state clear").contains("cleared"))
+        #expect(contents().contains("connections = []"))
+        #expect(running.console("connections").contains("tone -> codec.out"), "clear leaves the graph")
+    }
+
+    @Test func anOutputFileThatCannotBeMadeIsRefusedByName() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("stagebox.toml")
+        try "[bus]\nsocket = \"\(scratch.path("bus.sock"))\"\n".write(toFile: path, atomically: true, encoding: .utf8)
+        var options = ApplianceOptions()
+        options.simulate = true
+        options.output = "/nonexistent-folder/out.wav"
+        #expect {
+            try Appliance(ConfigLoader.resolve(explicit: path), options: options, logger: Logger(label: "test"))
+        } throws: { error in
+            "\(error)".contains("/nonexistent-folder/out.wav")
+        }
+        #expect(access(scratch.path("bus.sock"), F_OK) != 0, "the bus it started is gone again")
+    }
+}
