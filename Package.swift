@@ -188,6 +188,7 @@ let package = Package(
         .testTarget(name: "StageboxSystemTests", dependencies: ["StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxALSAPluginTests", dependencies: [
             "StageboxALSAPlugin", "pcm-probe", "stagebox", "StageboxAudioFiles", "StageboxTestSupport",
+            "StageboxDrivers", "StageboxEngine",
         ]),
         .testTarget(name: "StageboxStateTests", dependencies: ["StageboxState", "StageboxEngine", "StageboxTestSupport"]),
         .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient", "StageboxSystem"]),
