@@ -167,6 +167,7 @@ public struct Console: Sendable {
             "audio       \(c.sampleRate) Hz \(c.format), \(c.period) x \(c.periods) frames = \(fixed(latency, digits: 2)) ms buffer",
             "dsp load    \(fixed(s.loadPercent, digits: 1)) % now, \(fixed(s.maxLoadPercent, digits: 1)) % max; "
                 + "cycle \(fixed(Double(s.meanCycleNanos) / 1000, digits: 1)) us mean, "
+                + "\(fixed(Double(s.p99CycleNanos) / 1000, digits: 1)) us p99, "
                 + "\(fixed(Double(s.maxCycleNanos) / 1000, digits: 1)) us max; \(s.periods) periods",
             "xruns       capture \(s.captureXruns), playback \(s.playbackXruns), late wakeups \(s.lateWakeups), "
                 + "poll timeouts \(s.pollTimeouts)",
