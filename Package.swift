@@ -160,7 +160,8 @@ let package = Package(
         // A test program: drives an ALSA PCM with alsa-lib's snd_pcm_* calls (the plugin's tests).
         .executableTarget(name: "pcm-probe", dependencies: ["CALSA"], path: "Tests/PCMProbe"),
         // Helpers shared by the test targets.
-        .target(name: "StageboxTestSupport", path: "Tests/StageboxTestSupport"),
+        .target(name: "StageboxTestSupport", dependencies: ["CLinux", "StageboxRealtime", "StageboxSystem"],
+                path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
         .testTarget(name: "StageboxLatencyTests", dependencies: ["StageboxLatency"]),
