@@ -79,13 +79,14 @@ need_playrec() {
 }
 
 # attempts FUNCTION ARGS...: run FUNCTION (a scenario's whole host half) in a subshell,
-# and once more when it exits 122: the rig failed, not the program under test (run's
+# and again (three tries in all; a shared build machine stalled twice in a row once) when it
+# exits 122: the rig failed, not the program under test (run's
 # own verdict, or a scenario's, e.g. stagebox counted an xrun the scenario did not
 # provoke: the emulated CPU lost real time). Never retried: a wrong result, a guest
 # that died (125), a timeout (124).
 attempts() {
 	local status try
-	for try in 1 2; do
+	for try in 1 2 3; do
 		# Not "(...) || status=$?": errexit would be off in the subshell.
 		set +e
 		(
@@ -94,8 +95,8 @@ attempts() {
 		)
 		status=$?
 		set -e
-		[[ $status == "$RIG_FAILED" && $try == 1 ]] || break
-		echo "--- the rig failed (above): trying once more"
+		[[ $status == "$RIG_FAILED" && $try != 3 ]] || break
+		echo "--- the rig failed (above): trying again ($((try + 1)) of 3)"
 	done
 	return "$status"
 }
