@@ -60,6 +60,7 @@ typedef struct {
     atomic_int primed;           /* capture: the port has its cushion */
     atomic_uint_fast64_t hw;     /* frames moved since prepare (never wraps) */
     atomic_int running;          /* started and not paused */
+    atomic_int moving;           /* the thread is between its `running` check and the pointer's advance */
     atomic_int xrun;             /* an underrun, overrun or a lost bus: pointer says -EPIPE */
     atomic_int lost;
     atomic_int drain_asked, drained;
@@ -74,6 +75,17 @@ static int64_t now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Stops the hardware pointer and returns only once it stands: a move that had already seen
+ * `running` finishes first (without this, pause could return and the pointer still advance by
+ * one bus period). Sequentially consistent on both sides (the thread sets `moving`, then reads
+ * `running`; here the reverse), so one of the two always sees the other. A move takes
+ * microseconds; the wait gives up after 100 ms so a stuck thread cannot hang the program. */
+static void halt(sb_pcm *p) {
+    atomic_store(&p->running, 0);
+    int64_t give_up = now_ms() + 100;
+    while (atomic_load(&p->moving) && now_ms() < give_up) sched_yield();
 }
 
 static snd_pcm_uframes_t appl_ptr(sb_pcm *p) { return __atomic_load_n(&p->io.appl_ptr, __ATOMIC_ACQUIRE); }
@@ -236,9 +248,11 @@ static void *hardware_thread(void *arg) {
             continue;
         }
         stagebox_port_take_wakeups(p->port);
-        if (!atomic_load(&p->running)) continue;
+        atomic_store(&p->moving, 1);
+        if (!atomic_load(&p->running)) { atomic_store(&p->moving, 0); continue; }
         if (p->io.stream == SND_PCM_STREAM_PLAYBACK) move_playback(p);
         else move_capture(p);
+        atomic_store(&p->moving, 0);
         if (atomic_load(&p->xrun) || avail(p) >= __atomic_load_n(&p->avail_min, __ATOMIC_RELAXED)) notify(p);
     }
     return NULL;
@@ -390,14 +404,14 @@ static int sb_start(snd_pcm_ioplug_t *io) {
 }
 
 static int sb_stop(snd_pcm_ioplug_t *io) {
-    sb_pcm *p = io->private_data;
-    atomic_store(&p->running, 0);
+    halt(io->private_data);
     return 0;
 }
 
 static int sb_pause(snd_pcm_ioplug_t *io, int enable) {
     sb_pcm *p = io->private_data;
-    atomic_store(&p->running, !enable);
+    if (enable) halt(p);
+    else atomic_store(&p->running, 1);
     return 0;
 }
 
