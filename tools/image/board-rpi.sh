@@ -1,0 +1,129 @@
+# shellcheck shell=bash disable=SC2034,SC2153 # sets what build reads; uses build's ROOT, BOOT, WORK
+# tools/image/build --board rpi: the card for a Raspberry Pi 3 B/B+/A+, Zero 2 W, 4 B or 400,
+# all from Debian bookworm's archive (arm64): the Pi's boot firmware (raspi-firmware, via
+# pi-parts), Debian's kernel, its device trees and modules, BusyBox and the storage tools
+# (the aarch64 VM rig's cache: tools/vm/prepare --arch aarch64), and the static aarch64
+# stagebox tree (tools/build-static --target aarch64). Sourced by build.
+#
+# What the board file sets for build's common part:
+#   TREE_ARCH      what `file` must say of the static stagebox
+#   SYS            the root whose Debian tools go on the card (with their libraries)
+#   RUN_MODULES    modules on the root filesystem; IR_MODULES: the initramfs's
+#   STAGEBOX_TOML  BOOT's stagebox.toml
+#   board_prepare  sets KROOT (the unpacked kernel package), KREL, BUSYBOX
+#   board_root     what the root gets besides BusyBox, the tools and board/common
+#   board_boot     fills $BOOT and sets BOOT_FILES
+#   ROOT_SLOTS     2 here: partition 3 is rootfs-b, the second slot that updates will use
+
+TREE_ARCH=aarch64
+ROOT_SLOTS=2
+ACACHE=${STAGEBOX_VM_CACHE_AARCH64:-$HOME/.cache/stagebox-vm/aarch64}
+SYS=$ACACHE/rootfs
+# The Pi models the card carries device trees for (Debian 6.1 has none for the Pi 5).
+DTBS=(bcm2837-rpi-3-b bcm2837-rpi-3-b-plus bcm2837-rpi-3-a-plus bcm2837-rpi-zero-2-w
+	bcm2711-rpi-4-b bcm2711-rpi-400)
+# Pi 3/Zero 2 W: bootcode.bin (read by the SoC's ROM), start.elf, fixup.dat; Pi 4: start4.elf
+# and fixup4.dat (its bootloader is in EEPROM). The cut-down and debug variants are not needed.
+FIRMWARE=(bootcode.bin start.elf fixup.dat start4.elf fixup4.dat)
+# The SD card: bcm2835 (sdhost, Pi 3 and Zero 2 W), sdhci-iproc (Pi 4's emmc2); ext4.
+IR_MODULES=(bcm2835 sdhci-iproc crc32c_generic ext4)
+case $CODEC in
+wm8960)
+	CODEC_MODULES=(i2c-bcm2835 snd-soc-bcm2835-i2s snd-soc-wm8960 snd-soc-simple-card)
+	CODEC_PCM='hw:CARD=wm8960soundcard,DEV=0' CODEC_PERIOD=64 CODEC_PERIODS=2
+	;;
+loopback)
+	# No codec: snd-aloop's card. QEMU's raspi3b models no I2S, so this is what boots there.
+	CODEC_MODULES=("snd-aloop pcm_substreams=2")
+	CODEC_PCM='' CODEC_PERIOD=256 CODEC_PERIODS=4
+	;;
+*) die "--codec: wm8960 or loopback, not '$CODEC'" ;;
+esac
+# The Pi's own watchdog first; softdog is /dev/watchdog only where that one is missing.
+RUN_MODULES=(bcm2835_wdt softdog vfat nls_cp437 nls_ascii "${CODEC_MODULES[@]%% *}")
+STAGEBOX_TOML=$WORK/stagebox.toml
+
+board_prepare() {
+	if [ ! -f "$ACACHE/current/ready" ] || [ ! -x "$SYS/bin/bash" ]; then
+		say "no aarch64 VM rig in $ACACHE yet: running tools/vm/prepare --arch aarch64"
+		"$CHECKOUT/tools/vm/prepare" --arch aarch64 >&2 || die "tools/vm/prepare --arch aarch64 failed"
+	fi
+	"$CHECKOUT/tools/cross/binfmt" || die "cannot register qemu-aarch64 (the card's tools are checked by running them)"
+	"$CHECKOUT/tools/apt-install" device-tree-compiler || die "cannot install device-tree-compiler"
+	PARTS=$("$IMAGE_DIR/pi-parts") || die "tools/image/pi-parts failed"
+	KDIR=$(readlink -f "$ACACHE/current")
+	KREL=$(cat "$KDIR/ready")
+	KROOT=$KDIR/root
+	BUSYBOX=$(find "$ACACHE" -maxdepth 3 -path "$ACACHE/busybox-*/bin/busybox" -type f | sort | tail -n 1)
+	DTB_DIR=$KROOT/usr/lib/linux-image-$KREL/broadcom
+	[ -d "$DTB_DIR" ] || die "no device trees in $DTB_DIR"
+}
+
+board_root() {
+	cp -dR --preserve=mode "$IMAGE_DIR/skeleton/." "$ROOT/"
+	# The x86 rig's harness hook and module list are not the Pi's.
+	rm -f "$ROOT/etc/init.d/S99stagebox-test" "$ROOT/etc/modules-load.d/stagebox-test.conf"
+	cp -dR --preserve=mode "$CHECKOUT/board/raspberrypi/rootfs-overlay/." "$ROOT/"
+	{
+		echo "# The card's modules (tools/image/build --board rpi --codec $CODEC), loaded by S11modules."
+		echo "# The Pi's watchdog, then softdog, which only becomes /dev/watchdog if that one is absent"
+		echo bcm2835_wdt
+		echo softdog
+		echo "# The boot partition's FAT"
+		printf '%s\n' vfat nls_cp437 nls_ascii
+		echo "# The codec ($CODEC)"
+		printf '%s\n' "${CODEC_MODULES[@]}"
+	} >"$ROOT/etc/modules-load.d/stagebox.conf"
+	# fsck.fat from Debian's dosfstools (the rig's root has no dosfstools); it needs only libc.
+	local needs
+	needs=$(readelf -d "$PARTS/sbin/fsck.fat" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+	case $needs in "libc.so.6 " | "libc.so.6 ld-linux-aarch64.so.1 ") ;; *) die "fsck.fat from dosfstools needs $needs (expected only libc and the loader)" ;; esac
+	find "$ROOT"/bin "$ROOT"/sbin "$ROOT"/usr/bin "$ROOT"/usr/sbin -maxdepth 1 \( -name fsck.fat -o -name fsck.vfat \) -type l -delete
+	install -m 755 "$PARTS/sbin/fsck.fat" "$ROOT/usr/sbin/fsck.fat"
+	ln -sf fsck.fat "$ROOT/usr/sbin/fsck.vfat"
+	# The fallback configuration when BOOT's cannot be read, as Buildroot's post-build does.
+	board_toml
+	install -D -m 644 "$STAGEBOX_TOML" "$ROOT/etc/stagebox.toml"
+}
+
+# stagebox.toml: board/raspberrypi's, with this card's codec.
+board_toml() {
+	local pcm=$CODEC_PCM capture playback
+	if [ -z "$pcm" ]; then capture='hw:Loopback,0,0' playback='hw:Loopback,0,1'; else capture=$pcm playback=$pcm; fi
+	sed -e "s|^capture = .*|capture = \"$capture\"|" -e "s|^playback = .*|playback = \"$playback\"|" \
+		-e "s|^period = [0-9]*|period = $CODEC_PERIOD|" -e "s|^periods = [0-9]*|periods = $CODEC_PERIODS|" \
+		"$CHECKOUT/board/raspberrypi/stagebox.toml" >"$STAGEBOX_TOML"
+	grep -q "^capture = \"$capture\"" "$STAGEBOX_TOML" || die "board/raspberrypi/stagebox.toml has no capture line to set"
+}
+
+# A device tree with the codec merged in (see rpi/wm8960.dtsi for why not an overlay).
+board_dtb() { # NAME OUT
+	local src=$DTB_DIR/$1.dtb
+	[ -f "$src" ] || die "Debian's kernel has no $1.dtb"
+	if [ "$CODEC" != wm8960 ]; then
+		install -m 644 "$src" "$2"
+		return
+	fi
+	{
+		dtc -q -I dtb -O dts "$src"
+		cat "$IMAGE_DIR/rpi/wm8960.dtsi"
+	} >"$WORK/$1.dts"
+	dtc -q -I dts -O dtb -o "$2" "$WORK/$1.dts" || die "the WM8960 nodes do not merge into $1.dtb"
+	[ "$(fdtget "$2" /sound compatible)" = simple-audio-card ] || die "$1.dtb: no sound node after the merge"
+	[ "$(fdtget "$2" /soc/i2s@7e203000 status)" = okay ] || die "$1.dtb: the I2S block is not enabled after the merge"
+}
+
+board_boot() {
+	local f
+	for f in "${FIRMWARE[@]}"; do
+		install -m 644 "$PARTS/usr/lib/raspi-firmware/$f" "$BOOT/$f"
+	done
+	for f in "${DTBS[@]}"; do board_dtb "$f" "$BOOT/$f.dtb"; done
+	# Debian's arm64 kernel is an uncompressed Image (the firmware and QEMU take it as it is).
+	install -m 644 "$KROOT/boot/vmlinuz-$KREL" "$BOOT/vmlinuz"
+	install -m 644 "$IMAGE_DIR/rpi/config.txt" "$BOOT/config.txt"
+	# GPIO 14/15 is the mini UART on Debian's (mainline) device trees: ttyS1. The PL011
+	# (ttyAMA0) is wired to Bluetooth there.
+	echo 'console=ttyS1,115200 root=LABEL=rootfs ro rootwait quiet panic=10' >"$BOOT/cmdline.txt"
+	BOOT_FILES=("${FIRMWARE[@]}" "${DTBS[@]/%/.dtb}" vmlinuz initramfs.cpio config.txt cmdline.txt stagebox.toml kernel.release)
+}

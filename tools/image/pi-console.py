@@ -1,0 +1,103 @@
+"""The host's end of the emulated Pi's serial cable (tools/image/boot-pi --execute).
+
+    pi-console.py SOCKET QEMU_PID TIMEOUT LOG 'LINE;LINE' KILL_AFTER
+
+Connects to QEMU's UART socket, keeps everything the Pi sends in LOG, waits for stagebox's
+console prompt, types each LINE as a person would (one at a time, each after the previous
+answer's prompt), prints the answers, then waits KILL_AFTER seconds more (the caller then
+cuts the power). Prints the seconds from power-on (this program's start, right after QEMU's)
+to the first line of the kernel and to the prompt.
+
+Exit status: 0 the lines were answered; 3 QEMU exited first; 4 TIMEOUT passed first.
+"""
+import os
+import socket
+import sys
+import time
+
+PROMPT = b"stagebox> "
+
+
+def main() -> int:
+    path, qemu, timeout, log_path, lines, linger = sys.argv[1:7]
+    qemu, deadline, t0 = int(qemu), time.monotonic() + float(timeout), time.monotonic()
+    log = open(log_path, "wb")
+    seen = bytearray()
+
+    def alive() -> bool:
+        try:
+            os.kill(qemu, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+    sock = None
+    while sock is None:
+        if not alive():
+            return 3
+        if time.monotonic() > deadline:
+            return 4
+        try:
+            sock = socket.socket(socket.AF_UNIX)
+            sock.connect(path)
+        except OSError:
+            sock = None
+            time.sleep(0.05)
+    sock.settimeout(0.2)
+    first_output = None
+
+    def read_until(marker: bytes, start: int) -> int:
+        """Reads until MARKER appears after START in what was seen; returns its end."""
+        nonlocal first_output
+        while True:
+            at = seen.find(marker, start)
+            if at >= 0:
+                return at + len(marker)
+            if time.monotonic() > deadline:
+                raise TimeoutError
+            if not alive():
+                raise ProcessLookupError
+            try:
+                data = sock.recv(4096)
+            except socket.timeout:
+                continue
+            if not data:
+                raise ProcessLookupError
+            if first_output is None:
+                first_output = time.monotonic() - t0
+            seen.extend(data)
+            log.write(data)
+            log.flush()
+
+    try:
+        # The prompt stagebox shows when its console opens; Enter brings it back if the
+        # banner went by before anyone listened.
+        at = read_until(b"Stagebox console.", 0)
+        print(f"pi-console: first output after {first_output:.1f} s, console up after {time.monotonic() - t0:.1f} s",
+              file=sys.stderr)
+        at = read_until(PROMPT, at)
+        for line in [x.strip() for x in lines.split(";") if x.strip()]:
+            sock.sendall(line.encode() + b"\r")
+            end = read_until(PROMPT, at)
+            answer = seen[at:end - len(PROMPT)].decode(errors="replace").replace("\r", "")
+            answer = answer.split("\n", 1)[1] if "\n" in answer else ""  # the echoed line
+            print(f"stagebox> {line}\n{answer}", end="" if answer.endswith("\n") else "\n")
+            at = end
+        stop = time.monotonic() + float(linger)
+        while time.monotonic() < stop and alive():
+            try:
+                data = sock.recv(4096)
+                log.write(data)
+            except socket.timeout:
+                pass
+        return 0
+    except TimeoutError:
+        print(f"pi-console: timed out; the last the Pi said: {bytes(seen[-300:]).decode(errors='replace')!r}",
+              file=sys.stderr)
+        return 4
+    except ProcessLookupError:
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
