@@ -5,12 +5,17 @@
 Connects to QEMU's UART socket, keeps everything the Pi sends in LOG, waits for stagebox's
 console prompt, types each LINE as a person would (one at a time, each after the previous
 answer's prompt), prints the answers, then waits KILL_AFTER seconds more (the caller then
-cuts the power). Prints the seconds from power-on (this program's start, right after QEMU's)
-to the first line of the kernel and to the prompt.
+cuts the power). Says when (seconds from power-on: this program's start, right after QEMU's)
+the Pi first said anything and when stagebox's console came up. A LINE may also be
+    @wait TEXT   wait until TEXT shows (a reboot: "@wait Stagebox console." again)
+    @sleep S     wait S seconds
+    @running     `status` every 0.5 s until the engine has processed a period, said with
+                 its time from power-on
 
 Exit status: 0 the lines were answered; 3 QEMU exited first; 4 TIMEOUT passed first.
 """
 import os
+import re
 import socket
 import sys
 import time
@@ -69,20 +74,45 @@ def main() -> int:
             log.write(data)
             log.flush()
 
+    def ask(line: str, at: int) -> tuple[str, int]:
+        """Types LINE at the prompt standing at AT; returns its answer and the next prompt's end."""
+        sock.sendall(line.encode() + b"\r")
+        end = read_until(PROMPT, at)
+        answer = seen[at:end - len(PROMPT)].decode(errors="replace").replace("\r", "")
+        return (answer.split("\n", 1)[1] if "\n" in answer else ""), end  # less the echoed line
+
+    def say(text: str) -> None:
+        print(f"pi-console: {text} ({time.monotonic() - t0:.1f} s after power-on)", file=sys.stderr)
+
     try:
-        # The prompt stagebox shows when its console opens; Enter brings it back if the
-        # banner went by before anyone listened.
         at = read_until(b"Stagebox console.", 0)
-        print(f"pi-console: first output after {first_output:.1f} s, console up after {time.monotonic() - t0:.1f} s",
-              file=sys.stderr)
+        say(f"first output after {first_output:.1f} s; stagebox's console up")
         at = read_until(PROMPT, at)
+        ready = True  # a prompt stands at `at`: a line may be typed
         for line in [x.strip() for x in lines.split(";") if x.strip()]:
-            sock.sendall(line.encode() + b"\r")
-            end = read_until(PROMPT, at)
-            answer = seen[at:end - len(PROMPT)].decode(errors="replace").replace("\r", "")
-            answer = answer.split("\n", 1)[1] if "\n" in answer else ""  # the echoed line
-            print(f"stagebox> {line}\n{answer}", end="" if answer.endswith("\n") else "\n")
-            at = end
+            if line.startswith("@wait "):
+                text = line[len("@wait "):]
+                at, ready = read_until(text.encode(), at), False
+                say(f"saw {text!r}")
+                continue
+            if line.startswith("@sleep "):
+                time.sleep(float(line.split()[1]))
+                continue
+            if not ready:
+                at = read_until(PROMPT, at)
+            if line == "@running":
+                # status until the engine has processed a period: power-on to audio.
+                while True:
+                    answer, at = ask("status", at)
+                    periods = re.search(r"(\d+) periods", answer)
+                    if periods and int(periods.group(1)) > 0:
+                        say(f"audio running: {periods.group(1)} periods processed")
+                        break
+                    time.sleep(0.5)
+            else:
+                answer, at = ask(line, at)
+                print(f"stagebox> {line}\n{answer}", end="" if answer.endswith("\n") else "\n")
+            ready = True
         stop = time.monotonic() + float(linger)
         while time.monotonic() < stop and alive():
             try:
