@@ -11,6 +11,7 @@ the Pi first said anything and when stagebox's console came up. A LINE may also 
     @sleep S     wait S seconds
     @running     `status` every 0.5 s until the engine has processed a period, said with
                  its time from power-on
+    @recorded S  `status` every 0.5 s until the take being recorded is S seconds long
 
 Exit status: 0 the lines were answered; 3 QEMU exited first; 4 TIMEOUT passed first.
 """
@@ -100,7 +101,17 @@ def main() -> int:
                 continue
             if not ready:
                 at = read_until(PROMPT, at)
-            if line == "@running":
+            if line.startswith("@recorded "):
+                # status until the take being recorded is at least S seconds long.
+                want = float(line.split()[1])
+                while True:
+                    answer, at = ask("status", at)
+                    took = re.search(r"recording [^:]*: ([0-9.]+) s", answer)
+                    if took and float(took.group(1)) >= want:
+                        say(f"the take is {took.group(1)} s long")
+                        break
+                    time.sleep(0.5)
+            elif line == "@running":
                 # status until the engine has processed a period: power-on to audio.
                 while True:
                     answer, at = ask("status", at)
