@@ -39,8 +39,10 @@ loopback)
 	;;
 *) die "--codec: wm8960 or loopback, not '$CODEC'" ;;
 esac
-# The Pi's own watchdog first; softdog is /dev/watchdog only where that one is missing.
-RUN_MODULES=(bcm2835_wdt softdog vfat nls_cp437 nls_ascii "${CODEC_MODULES[@]%% *}")
+# The Pi's own watchdog first (softdog is /dev/watchdog only where that one is missing), the
+# boot partition's FAT, the codec's; S11modules loads them in this order.
+BASE_MODULES=(bcm2835_wdt softdog vfat nls_cp437 nls_ascii)
+RUN_MODULES=("${BASE_MODULES[@]}" "${CODEC_MODULES[@]%% *}")
 STAGEBOX_TOML=$WORK/stagebox.toml
 
 board_prepare() {
@@ -65,14 +67,10 @@ board_root() {
 	rm -f "$ROOT/etc/init.d/S99stagebox-test" "$ROOT/etc/modules-load.d/stagebox-test.conf"
 	cp -dR --preserve=mode "$CHECKOUT/board/raspberrypi/rootfs-overlay/." "$ROOT/"
 	{
-		echo "# The card's modules (tools/image/build --board rpi --codec $CODEC), loaded by S11modules."
-		echo "# The Pi's watchdog, then softdog, which only becomes /dev/watchdog if that one is absent"
-		echo bcm2835_wdt
-		echo softdog
-		echo "# The boot partition's FAT"
-		printf '%s\n' vfat nls_cp437 nls_ascii
-		echo "# The codec ($CODEC)"
-		printf '%s\n' "${CODEC_MODULES[@]}"
+		echo "# The card's modules (tools/image/build --board rpi --codec $CODEC), loaded in order by"
+		echo "# S11modules: the Pi's watchdog, then softdog (/dev/watchdog only if that one is absent),"
+		echo "# the boot partition's FAT, the codec's."
+		printf '%s\n' "${BASE_MODULES[@]}" "${CODEC_MODULES[@]}"
 	} >"$ROOT/etc/modules-load.d/stagebox.conf"
 	# fsck.fat from Debian's dosfstools (the rig's root has no dosfstools); it needs only libc.
 	local needs

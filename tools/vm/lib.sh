@@ -32,6 +32,18 @@ rig_fail() {
 	exit "$RIG_FAILED"
 }
 now() { printf '%s' "$EPOCHREALTIME"; }
+# xruns_in STATUS: the xrun line of a `stagebox console --execute status` answer and its
+# capture + playback count ("0" and no line when there is none): evidence that the guest
+# stood still, for scenarios that then call their attempt the rig's failure.
+xruns_in() {
+	local line
+	line=$(grep -m 1 '^xruns' <<<"$1" || true)
+	if [[ $line =~ capture\ ([0-9]+),\ playback\ ([0-9]+) ]]; then
+		echo "$((BASH_REMATCH[1] + BASH_REMATCH[2])) $line"
+	else
+		echo 0
+	fi
+}
 since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 
 # --- host half ---
