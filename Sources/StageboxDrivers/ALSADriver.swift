@@ -145,14 +145,26 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         defer { stats.audioThread.store(0, ordering: .relaxed) }
         if let error = start(cap, play) { return error }
         let period = self.period
-        let nfds = nfds_t(captureFDs + playbackFDs)
         let timeoutMs = Int32(max(1, (2 * periodNanos + 999_999) / 1_000_000))
+        // Which streams the next poll waits on: a stream that already has a period ready is
+        // left out, or poll would return at once for it, again and again, until the other's
+        // interrupt comes (a busy loop at real-time priority; seen with snd-aloop, whose two
+        // streams run on separate timers, and on USB cards).
+        var waitCapture = cap != nil
+        var waitPlayback = true
 
         while !control.shouldStop() {
             // Wait for the period interrupt (or the timer, for devices that do not pace).
             switch waitMode.load(ordering: .relaxed) {
             case .deviceInterrupt:
-                let rc = poll(fds, nfds, timeoutMs)
+                // The descriptors lie capture first, then playback: either part, or both.
+                let pollCapture = waitCapture
+                let pollPlayback = waitPlayback || !pollCapture
+                let first = pollCapture ? fds : fds + captureFDs
+                let count = (pollCapture ? captureFDs : 0) + (pollPlayback ? playbackFDs : 0)
+                waitCapture = cap != nil
+                waitPlayback = true
+                let rc = poll(first, nfds_t(count), timeoutMs)
                 if rc == 0 {
                     let t = monotonicNanoseconds()
                     stats.pollTimeouts.add(1, ordering: .relaxed)
@@ -170,8 +182,12 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                 }
                 var captureEvents: UInt16 = 0
                 var playbackEvents: UInt16 = 0
-                if let cap { snd_pcm_poll_descriptors_revents(cap.handle, fds, UInt32(captureFDs), &captureEvents) }
-                snd_pcm_poll_descriptors_revents(play.handle, fds + captureFDs, UInt32(playbackFDs), &playbackEvents)
+                if let cap, pollCapture {
+                    snd_pcm_poll_descriptors_revents(cap.handle, fds, UInt32(captureFDs), &captureEvents)
+                }
+                if pollPlayback {
+                    snd_pcm_poll_descriptors_revents(play.handle, fds + captureFDs, UInt32(playbackFDs), &playbackEvents)
+                }
                 // As test/pcm.c: an error on a stream's descriptors means it stopped; its state
                 // says whether it overran, was suspended or went away.
                 let error = UInt16(POLLERR)
@@ -211,7 +227,12 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                     if let e = recover(cap, play, code: Int32(pa), inCapture: false, at: now, kind: .playbackXrun) { return e }
                     break
                 }
-                if ca < period || pa < period { break }
+                if ca < period || pa < period {
+                    // Wait next for what is missing (an xrun still shows: avail, or a timeout).
+                    waitCapture = cap != nil && ca < period
+                    waitPlayback = pa < period
+                    break
+                }
                 let t0 = monotonicNanoseconds()
                 let waiting = cap == nil ? 0 : Int64(ca) // frames captured before this wakeup
                 let cycle = CycleInfo(framePosition: framePosition,
@@ -248,7 +269,13 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         // Every start (the first, a resume, a restart after an xrun) fades the outputs in.
         engine.outputFade.fadeInFromSilence()
         if let cap { snd_pcm_prepare(cap.handle) }
-        if !linked.load(ordering: .relaxed) { snd_pcm_prepare(play.handle) }
+        // Playback too, even when linked (the capture's prepare already prepared it in the
+        // kernel): where the control record cannot be mmapped (arm64, ARM), alsa-lib keeps
+        // each handle's pointers in a copy that only that handle's own calls refresh. Skipped,
+        // the pre-fill below would write at the stale pointer and push it back to the kernel:
+        // after its first xrun the loop stood still (found on aarch64; on x86_64 alsa-lib's
+        // `sync_ptr_ioctl` option shows it too).
+        snd_pcm_prepare(play.handle)
         let filled = play.writeSilence(frames: bufferFrames)
         if filled < 0 { return classify(Int32(filled), play) }
         if let cap {

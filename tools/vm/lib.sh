@@ -159,8 +159,8 @@ pause() { read -rt "$1" -u "$PAUSE_FD" _ || true; }
 stagebox_config() {
 	cat >"$1" <<-EOF
 		[audio]
-		capture = "hw:Loopback,0,0"
-		playback = "hw:Loopback,0,1"
+		capture = "${CAPTURE_PCM:-hw:Loopback,0,0}"
+		playback = "${PLAYBACK_PCM:-hw:Loopback,0,1}"
 		rate = 48000
 		format = "$2"
 		inputs = 2
@@ -179,6 +179,18 @@ stagebox_config() {
 		[[connect]]
 		from = "codec.in"
 		to = "codec.out"
+	EOF
+}
+
+# sync_ptr_alsa_config FILE: an ALSA configuration (for ALSA_CONFIG_PATH) with the system's
+# and two PCMs, sync_ptr_capture and sync_ptr_playback, on stagebox's usual Loopback streams,
+# that reach the kernel's pointers through the SYNC_PTR ioctl instead of mmapped records, as
+# alsa-lib must on arm64 and ARM: on x86_64 it runs the Pi's code path in alsa-lib.
+sync_ptr_alsa_config() {
+	cat >"$1" <<-EOF
+		</usr/share/alsa/alsa.conf>
+		pcm.sync_ptr_capture { type hw card Loopback device 0 subdevice 0 sync_ptr_ioctl true }
+		pcm.sync_ptr_playback { type hw card Loopback device 0 subdevice 1 sync_ptr_ioctl true }
 	EOF
 }
 
