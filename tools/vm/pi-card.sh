@@ -1,0 +1,42 @@
+# shellcheck shell=bash disable=SC2154 # tmp: set by the scenario that sources this
+# Shared by the scenarios that boot the Pi card on QEMU's emulated Pi 3 B (pi-card,
+# pi-card-flash): sourced after lib.sh, with $tmp set to the scenario's directory.
+IMAGE=$CHECKOUT/tools/image
+TREE=${STAGEBOX_PI_TREE:-$CHECKOUT/.build/static/aarch64}
+export MTOOLS_SKIP_CHECK=1
+[ -x "$TREE/usr/bin/stagebox" ] ||
+	fail "no static aarch64 stagebox tree in $TREE: run tools/build-static --target aarch64 first"
+
+part_start() { # CARD N: byte offset of partition N
+	sfdisk -J "$1" | python3 -c "import json, sys; print(json.load(sys.stdin)['partitiontable']['partitions'][$2 - 1]['start'] * 512)"
+}
+
+# pi_boot CARD N ARGS...: one boot of CARD on the emulated Pi; its console answers in $tmp/bootN.txt.
+pi_boot() {
+	local card=$1 n=$2 status=0
+	shift 2
+	"$IMAGE/boot" --machine raspi3b "$card" --timeout 400 --out "$tmp/boot$n" "$@" >"$tmp/boot$n.txt" 2>&1 || status=$?
+	sed "s/^/  boot $n: /" "$tmp/boot$n.txt"
+	case $status in
+	0) ;;
+	122) rig_fail "boot $n: $(tail -n 1 "$tmp/boot$n.txt")" ;;
+	*) tail -n 20 "$tmp/boot$n/console.log" 2>/dev/null | tr -d '\r' | sed "s/^/  console $n: /"
+		fail "boot $n failed (status $status): $(tail -n 1 "$tmp/boot$n.txt")" ;;
+	esac
+}
+
+# loopback_card CARD: the Pi card with the loopback codec (QEMU has no I2S), made 1 GiB (QEMU
+# wants a power of two), its stagebox.toml edited on BOOT as a user would from a PC: the
+# watchdog is softdog (/dev/watchdog1), since QEMU's BCM2835 watchdog resets at once when armed.
+loopback_card() {
+	local card=$1 t boot_at
+	t=$(now)
+	"$IMAGE/build" --board rpi --codec loopback --static-tree "$TREE" "$card" 2>&1 | sed 's/^/  /'
+	echo "loopback card built in $(since "$t") s"
+	truncate -s 1G "$card"
+	boot_at=$(part_start "$card" 1)
+	mcopy -n -i "$card@@$boot_at" ::stagebox.toml "$tmp/stagebox.toml"
+	sed -i 's|^device = "/dev/watchdog" |device = "/dev/watchdog1" |' "$tmp/stagebox.toml"
+	grep -q '^device = "/dev/watchdog1"' "$tmp/stagebox.toml" || rig_fail "the card's stagebox.toml has no [watchdog] device line to edit"
+	mcopy -o -i "$card@@$boot_at" "$tmp/stagebox.toml" ::stagebox.toml
+}
