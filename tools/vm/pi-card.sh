@@ -25,15 +25,16 @@ pi_boot() {
 	esac
 }
 
-# loopback_card CARD: the Pi card with the loopback codec (QEMU has no I2S), made 1 GiB (QEMU
-# wants a power of two), its stagebox.toml edited on BOOT as a user would from a PC: the
-# watchdog is softdog (/dev/watchdog1), since QEMU's BCM2835 watchdog resets at once when armed.
+# loopback_card CARD [SIZE]: the Pi card with the loopback codec (QEMU has no I2S), made SIZE
+# (QEMU wants a power of two, e.g. 1G; none: as built), its stagebox.toml edited on BOOT as a
+# user would from a PC: the watchdog is softdog (/dev/watchdog1), since QEMU's BCM2835 watchdog
+# resets at once when armed.
 loopback_card() {
-	local card=$1 t boot_at
+	local card=$1 size=${2:-} t boot_at
 	t=$(now)
 	"$IMAGE/build" --board rpi --codec loopback --static-tree "$TREE" "$card" 2>&1 | sed 's/^/  /'
 	echo "loopback card built in $(since "$t") s"
-	truncate -s 1G "$card"
+	[ -z "$size" ] || truncate -s "$size" "$card"
 	boot_at=$(part_start "$card" 1)
 	mcopy -n -i "$card@@$boot_at" ::stagebox.toml "$tmp/stagebox.toml"
 	sed -i 's|^device = "/dev/watchdog" |device = "/dev/watchdog1" |' "$tmp/stagebox.toml"
