@@ -88,10 +88,16 @@ board_root() {
 board_toml() {
 	local pcm=$CODEC_PCM capture playback
 	if [ -z "$pcm" ]; then capture='hw:Loopback,0,0' playback='hw:Loopback,0,1'; else capture=$pcm playback=$pcm; fi
+	# The Buildroot card's comments that do not hold here: the HAT table (this card has one
+	# codec) and the watchdog's dtparam (Debian's device trees enable it; a module drives it).
 	sed -e "s|^capture = .*|capture = \"$capture\"|" -e "s|^playback = .*|playback = \"$playback\"|" \
 		-e "s|^period = [0-9]*|period = $CODEC_PERIOD|" -e "s|^periods = [0-9]*|periods = $CODEC_PERIODS|" \
+		-e "s|^# ALSA names of the codec: .*|# ALSA names of the codec: this card's (tools/image/build --board rpi --codec $CODEC).|" \
+		-e "s|(dtparam=watchdog=on in config.txt)|(bcm2835_wdt, loaded at boot)|" \
 		"$CHECKOUT/board/raspberrypi/stagebox.toml" >"$STAGEBOX_TOML"
 	grep -q "^capture = \"$capture\"" "$STAGEBOX_TOML" || die "board/raspberrypi/stagebox.toml has no capture line to set"
+	grep -q "^# ALSA names of the codec: this card's" "$STAGEBOX_TOML" || die "board/raspberrypi/stagebox.toml: its codec comment changed"
+	grep -q "(bcm2835_wdt, loaded at boot)" "$STAGEBOX_TOML" || die "board/raspberrypi/stagebox.toml: its watchdog comment changed"
 }
 
 # A device tree with the codec merged in (see rpi/wm8960.dtsi for why not an overlay).
@@ -124,4 +130,9 @@ board_boot() {
 	# (ttyAMA0) is wired to Bluetooth there.
 	echo 'console=ttyS1,115200 root=LABEL=rootfs ro rootwait quiet panic=10' >"$BOOT/cmdline.txt"
 	BOOT_FILES=("${FIRMWARE[@]}" "${DTBS[@]/%/.dtb}" vmlinuz initramfs.cpio config.txt cmdline.txt stagebox.toml kernel.release)
+	# The codec's routes, set at every boot by S40alsa-state (the card has no shell for amixer).
+	if [ "$CODEC" = wm8960 ]; then
+		install -m 644 "$IMAGE_DIR/rpi/wm8960-mixer.txt" "$BOOT/mixer.txt"
+		BOOT_FILES+=(mixer.txt)
+	fi
 }
