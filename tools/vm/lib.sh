@@ -194,6 +194,15 @@ sync_ptr_alsa_config() {
 	EOF
 }
 
+# part_start CARD N: the byte offset of partition N of a disk image.
+part_start() {
+	sfdisk -J "$1" | python3 -c "import json, sys; print(json.load(sys.stdin)['partitiontable']['partitions'][$2 - 1]['start'] * 512)"
+}
+# part_end_mib CARD N: where partition N of a disk image ends, in MiB.
+part_end_mib() {
+	sfdisk -J "$1" | python3 -c "import json, sys; p = json.load(sys.stdin)['partitiontable']['partitions'][$2 - 1]; print((p['start'] + p['size']) // 2048)"
+}
+
 # alive PID: whether the process still runs (not a zombie waiting for wait).
 alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 

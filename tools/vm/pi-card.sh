@@ -7,10 +7,6 @@ export MTOOLS_SKIP_CHECK=1
 [ -x "$TREE/usr/bin/stagebox" ] ||
 	fail "no static aarch64 stagebox tree in $TREE: run tools/build-static --target aarch64 first"
 
-part_start() { # CARD N: byte offset of partition N
-	sfdisk -J "$1" | python3 -c "import json, sys; print(json.load(sys.stdin)['partitiontable']['partitions'][$2 - 1]['start'] * 512)"
-}
-
 # pi_boot CARD N ARGS...: one boot of CARD on the emulated Pi; its console answers in $tmp/bootN.txt.
 pi_boot() {
 	local card=$1 n=$2 status=0
