@@ -78,20 +78,29 @@ extension Appliance {
         return triggers
     }
 
-    /// Starts the bus for client programs; without it the appliance still plays.
-    static func startBus(_ config: StageboxConfiguration, engine: Engine, triggers: TriggerBoard, version: String,
-                         logger: Logger) -> BusServer? {
+    /// Makes the bus for client programs, not yet listening (`startBus` opens it once the
+    /// console it serves exists); without it the appliance still plays.
+    static func makeBus(_ config: StageboxConfiguration, engine: Engine, triggers: TriggerBoard, version: String,
+                        logger: Logger) -> BusServer? {
         let settings = BusServerSettings(socketPath: config.bus.socket, maxClients: config.bus.maxClients,
                                          maxPortsPerClient: config.bus.maxPortsPerClient,
                                          filterDeadlinePercent: config.bus.filterDeadlinePercent)
         do {
-            let server = try BusServer(settings: settings, engine: engine, triggers: triggers, logger: logger,
-                                       serverVersion: version)
-            try server.start()
-            return server
+            return try BusServer(settings: settings, engine: engine, triggers: triggers, logger: logger,
+                                 serverVersion: version)
         } catch {
             logger.error("\(error); running without client programs")
             return nil
+        }
+    }
+
+    /// Opens the bus's socket. A client that sees the socket finds everything behind it ready,
+    /// the console included (a script's first `stagebox console --execute` is answered).
+    static func startBus(_ server: BusServer?, logger: Logger) {
+        do throws(BusServerError) {
+            try server?.start()
+        } catch {
+            logger.error("\(error); running without client programs")
         }
     }
 

@@ -59,7 +59,7 @@ public final class Appliance: Sendable {
         recording = Recording(configuration, engine: engine, triggers: triggers, logger: logger)
         // The run-time changes of earlier runs, on top of the configuration, before any client.
         state = RunningState.start(configuration, engine: engine, logger: logger)
-        server = Self.startBus(configuration, engine: engine, triggers: triggers, version: options.version, logger: logger)
+        server = Self.makeBus(configuration, engine: engine, triggers: triggers, version: options.version, logger: logger)
         control = DriverControl(frameLimit: options.frames ?? 0)
         do {
             driver = try Self.makeDriver(configuration.audio, options: options, engine: engine, control: control)
@@ -89,6 +89,7 @@ public final class Appliance: Sendable {
         server?.consoleHandler.withLock {
             $0 = .init(execute: { shell.run($0) }, complete: { shell.completions(for: $0) })
         }
+        Self.startBus(server, logger: logger)
     }
 
     /// Runs the audio until a stop (`requestStop`, `externalStop`, the frame limit, the end of

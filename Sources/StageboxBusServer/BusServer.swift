@@ -117,11 +117,13 @@ public final class BusServer: @unchecked Sendable {
         do { fd = try UnixSocket.stream(nonBlocking: true) } catch {
             throw BusServerError(path: path, what: "making a socket", errno: error)
         }
+        let audioGroup = Self.groupID(named: "audio")
         do throws(Errno) {
+            // Listening straight after binding: a client that sees the path can connect.
             try address.bind(fd)
-            chmod(path, 0o660)
-            if let gid = Self.groupID(named: "audio") { chown(path, uid_t.max, gid) }
             guard listen(fd.rawValue, 16) == 0 else { throw Errno.last }
+            chmod(path, 0o660)
+            if let gid = audioGroup { chown(path, uid_t.max, gid) }
         } catch {
             try? fd.close()
             throw BusServerError(path: path, what: "binding and listening", errno: error)
@@ -152,8 +154,9 @@ public final class BusServer: @unchecked Sendable {
     public func stop() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
         loop.stop()
-        try? listener?.close()
-        listener = nil
+        guard let listener else { return } // never started: the path may be another server's
+        try? listener.close()
+        self.listener = nil
         unlink(settings.socketPath)
     }
 

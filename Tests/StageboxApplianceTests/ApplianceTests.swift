@@ -5,6 +5,7 @@ import StageboxClient
 import StageboxConfig
 import StageboxDrivers
 import StageboxTestSupport
+import Synchronization
 import Testing
 
 /// An appliance on the simulated board, in this process: made from a configuration file,
@@ -115,6 +116,36 @@ final class RunningAppliance: @unchecked Sendable {
         } throws: { error in
             "\(error)".contains("/nonexistent-folder/out.wav")
         }
-        #expect(access(scratch.path("bus.sock"), F_OK) != 0, "the bus it started is gone again")
+        #expect(access(scratch.path("bus.sock"), F_OK) != 0, "no bus is left behind")
+    }
+
+    /// A script that runs `stagebox console --execute` as soon as the socket shows is answered by
+    /// the console, not refused: the bus opens last, once everything behind it exists.
+    @Test func theFirstConsoleLineOnANewSocketIsAnswered() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("stagebox.toml")
+        let socket = scratch.path("bus.sock")
+        try "[bus]\nsocket = \"\(socket)\"\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let made = Mutex<Appliance?>(nil)
+        let built = DispatchSemaphore(value: 0)
+        Thread {
+            var options = ApplianceOptions()
+            options.simulate = true
+            let appliance = try? Appliance(ConfigLoader.resolve(explicit: path), options: options,
+                                           logger: Logger(label: "test"))
+            made.withLock { $0 = appliance }
+            built.signal()
+        }.start()
+        var answer = "the socket never showed"
+        for _ in 0..<20_000 where access(socket, F_OK) != 0 { usleep(100) }
+        if access(socket, F_OK) == 0 {
+            let client = try BusClient(name: "script", socketPath: socket)
+            answer = (try? client.console("status")) ?? "refused"
+            client.close()
+        }
+        built.wait()
+        made.withLock { $0?.shutdown() }
+        #expect(answer.contains("simulated board"), "\(answer)")
     }
 }

@@ -41,7 +41,11 @@ public final class SimulatedBoard {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }
         try process.run()
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        // Up to 30 s: with every suite running at once on a shared 2-core machine, a start has
+        // taken over 2 s. A board that exits (a refused configuration) ends the wait at once.
+        for _ in 0..<3000 where !FileManager.default.fileExists(atPath: socket) && process.isRunning {
+            usleep(10_000)
+        }
     }
 
     public func stagebox(_ arguments: [String]) throws -> StageboxProcess.Result {

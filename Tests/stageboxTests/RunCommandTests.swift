@@ -94,7 +94,7 @@ import Testing
         process.standardOutput = out
         process.standardError = Pipe()
         try process.run()
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        for _ in 0..<3000 where !FileManager.default.fileExists(atPath: socket) && process.isRunning { usleep(10_000) }
         usleep(300_000)
         let reset = try StageboxProcess.run(["console", "--socket", socket, "--execute", "reset-stats"])
         #expect(reset.status == 0, "\(reset.stderr)")
