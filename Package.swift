@@ -138,11 +138,16 @@ let package = Package(
         // The running appliance assembled from a configuration: engine, triggers, recorder, state,
         // bus, driver, watchdog, lifecycle, buttons, LEDs, MIDI and the console; `stagebox run`
         // is a thin shell around it, and tests run one in their own process.
+        // Updates through RAUC: installing a bundle into the other root slot, marking the
+        // running slot good, booting the other slot; run on threads of their own.
+        .target(name: "StageboxUpdate", dependencies: [
+            "StageboxSystem", .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "StageboxAppliance", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxControls", "StageboxWatchdog", "StageboxConsole", "StageboxLifecycle",
             "StageboxRecorder", "StageboxMIDI", "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
-            "StageboxTriggers", "StageboxState", "StageboxSystem",
+            "StageboxTriggers", "StageboxState", "StageboxSystem", "StageboxUpdate",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -171,6 +176,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
+        .testTarget(name: "StageboxUpdateTests", dependencies: ["StageboxUpdate", "StageboxSystem", "StageboxTestSupport"]),
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
         .testTarget(name: "StageboxTriggersTests", dependencies: ["StageboxTriggers"]),
         .testTarget(name: "StageboxApplianceTests", dependencies: [

@@ -3,7 +3,7 @@
 /* What swift-system (FileDescriptor, Errno) does not cover and Swift cannot reach directly:
    ppoll (hidden behind _GNU_SOURCE), memfd_create and its seals, eventfd, Unix sockets with the
    flags spelled once for glibc and musl, the CMSG macros for passing descriptors (SCM_RIGHTS),
-   SO_PEERCRED, accept4, the watchdog's ioctl and the pseudo-terminal calls the tests use.
+   SO_PEERCRED, accept4, pipe2, the watchdog's ioctl and the pseudo-terminal calls the tests use.
    Nothing here retries on EINTR: the Swift side does that in one place (retryingOnInterrupt). */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,6 +75,13 @@ int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
 /* Accepts a connection, non-blocking and close-on-exec. */
 static inline int stagebox_accept(int listener) {
     return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+/* A pipe whose ends close on exec (pipe2 is hidden behind _GNU_SOURCE): a child started by
+   another thread meanwhile does not inherit it. */
+int pipe2(int fds[2], int flags);
+static inline int stagebox_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
 }
 
 /* Pseudo-terminals (hidden behind _XOPEN_SOURCE). */

@@ -13,6 +13,7 @@ import StageboxFormatting
 import Synchronization
 import StageboxTriggers
 import StageboxSystem
+import StageboxUpdate
 
 /// The running appliance as the console sees it.
 // @unchecked: every stored property is a constant; the parts that change (the engine, the
@@ -36,13 +37,14 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let controls: RunningControls
     let runningMIDI: RunningMIDI?
     let stateKeeper: StateKeeper?
+    let updater: Updater
     /// The last `historyLength` events of the audio thread, oldest first.
     private let history = Mutex<Deque<XrunRecord>>([])
     private let historyLength = 32
 
     init(version: String, loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
          server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController,
-         recording: Recording, controls: RunningControls, midi: RunningMIDI?, state: StateKeeper?) {
+         recording: Recording, controls: RunningControls, midi: RunningMIDI?, state: StateKeeper?, updater: Updater) {
         let audio = loaded.config.audio
         self.version = version
         self.driver = driver
@@ -60,6 +62,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         self.controls = controls
         runningMIDI = midi
         stateKeeper = state
+        self.updater = updater
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "
@@ -137,6 +140,14 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     var watchdog: String? { watchdogFeeder.describe() }
 
     func record(start: Bool) -> String { recording.record(start: start) }
+    func update(_ arguments: [String]) -> String {
+        switch arguments.first {
+        case nil: return updater.describe()
+        case "--rollback": return updater.rollback()
+        case let file?: return updater.install(file, force: arguments.dropFirst().first == "--force")
+        }
+    }
+    var updateStatus: String? { updater.statusLine }
     var takes: [String] { recording.takes }
     var recorderStatus: String? { recording.statusLine }
 

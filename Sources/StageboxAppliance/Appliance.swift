@@ -11,6 +11,7 @@ import StageboxRealtime
 import StageboxState
 import StageboxSystem
 import StageboxTriggers
+import StageboxUpdate
 import StageboxWatchdog
 import Synchronization
 
@@ -35,6 +36,7 @@ public final class Appliance: Sendable {
     let lifecycle: LifecycleController
     let controls: RunningControls
     let midi: RunningMIDI?
+    let updater: Updater
     let context: AppConsoleContext
     private let logger: Logger
     private let stopAsked = Atomic<Bool>(false)
@@ -57,6 +59,7 @@ public final class Appliance: Sendable {
         }
         triggers = Self.builtinTriggers(engine)
         recording = Recording(configuration, engine: engine, triggers: triggers, logger: logger)
+        updater = Self.makeUpdater(triggers: triggers, recording: recording, logger: logger)
         // The run-time changes of earlier runs, on top of the configuration, before any client.
         state = RunningState.start(configuration, engine: engine, logger: logger)
         server = Self.makeBus(configuration, engine: engine, triggers: triggers, version: options.version, logger: logger)
@@ -82,7 +85,8 @@ public final class Appliance: Sendable {
         context = AppConsoleContext(version: options.version, loaded: loaded, driver: driver.name,
                                     consoleDevice: options.consoleDevice, engine: engine, triggers: triggers,
                                     control: control, server: server, watchdog: watchdog, lifecycle: lifecycle,
-                                    recording: recording, controls: controls, midi: midi, state: state)
+                                    recording: recording, controls: controls, midi: midi, state: state,
+                                    updater: updater)
         let shell = Console(context: context)
         console = shell
         // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
@@ -111,6 +115,7 @@ public final class Appliance: Sendable {
 
     /// Stops everything `init` started, in the reverse order. Call it once `run` has returned.
     public func shutdown() {
+        updater.stop()
         midi?.stop()
         controls.stop()
         watchdog.stop()
@@ -126,7 +131,9 @@ public final class Appliance: Sendable {
         recording.tick(engine: engine)
         let use = BusUse(clientPorts: server?.clients.reduce(0) { $0 + $1.ports.count } ?? 0, takes: recording.runningTakes,
                          playing: recording.player.isPlaying ? 1 : 0)
-        watchdog.tick(healthy: lifecycle.tick(use: use))
+        let healthy = lifecycle.tick(use: use)
+        watchdog.tick(healthy: healthy)
+        updater.tick(healthy: healthy, now: Double(monotonicNanoseconds()) / 1e9)
     }
 }
 

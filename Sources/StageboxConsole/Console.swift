@@ -38,6 +38,8 @@ public struct Console: Sendable {
         .init(name: "buttons", usage: "buttons", summary: "the buttons, their lines' levels and triggers"),
         .init(name: "midi", usage: "midi", summary: "the MIDI peers connected and the events counted"),
         .init(name: "state", usage: "state show|save|clear", summary: "the run-time changes kept across restarts ([state])"),
+        .init(name: "update", usage: "update [FILE|--rollback]",
+              summary: "install a bundle, boot the other slot, or show both"),
         .init(name: "reset-stats", usage: "reset-stats", summary: "zero the statistics and the xrun list"),
         .init(name: "suspend", usage: "suspend", summary: "close the codec now (refused while in use)"),
         .init(name: "resume", usage: "resume", summary: "open the codec again"),
@@ -130,6 +132,10 @@ public struct Console: Sendable {
             let lines = context.takes
             return lines.isEmpty ? "no takes yet" : lines.joined(separator: "\n")
         case ("state", 1) where ["show", "save", "clear"].contains(args[0]): return context.state(args[0])
+        case ("update", 0): return context.update([])
+        case ("update", 1) where args[0] == "--rollback": return context.update(args)
+        case ("update", 1) where !args[0].hasPrefix("-"): return context.update(args)
+        case ("update", 2) where args[1] == "--force" && !args[0].hasPrefix("-"): return context.update(args)
         case ("reset-stats", 0):
             context.statistics.reset()
             context.clearXruns()
@@ -176,6 +182,7 @@ public struct Console: Sendable {
         if let dog = c.watchdog { lines.append("watchdog    \(dog)") }
         if let recorder = c.recorderStatus { lines.append("recorder    \(recorder)") }
         if let midi = c.midiStatus { lines.append("midi        \(midi)") }
+        if let update = c.updateStatus { lines.append("system      \(update)") }
         return lines.joined(separator: "\n")
     }
 

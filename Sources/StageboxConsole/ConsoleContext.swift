@@ -99,6 +99,12 @@ public protocol ConsoleContext: Sendable {
     var midi: [String]? { get }
     /// `state show`, `state save` or `state clear` (action is one of those words).
     func state(_ action: String) -> String
+    /// `update`: where updates stand; `update FILE [--force]`: install a bundle; `update
+    /// --rollback`: boot the other slot. Answers at once; the install runs on its own thread.
+    func update(_ arguments: [String]) -> String
+    /// The line for `status`: the running slot, its version, whether it is marked good; nil
+    /// where the system has no update engine.
+    var updateStatus: String? { get }
 }
 
 extension ConsoleContext {
@@ -113,4 +119,6 @@ extension ConsoleContext {
     public var midiStatus: String? { nil }
     public var midi: [String]? { nil }
     public func state(_ action: String) -> String { "no [state] in the configuration: nothing is kept across restarts" }
+    public func update(_ arguments: [String]) -> String { "refused: this stagebox cannot update itself" }
+    public var updateStatus: String? { nil }
 }

@@ -65,5 +65,20 @@ public struct Scratch {
         return path(name)
     }
 
+    /// A script or program to run: written through a descriptor that closes on exec, so that
+    /// no child another test starts meanwhile holds it open for writing (its exec would then
+    /// fail with "Text file busy").
+    @discardableResult
+    public func writeExecutable(_ name: String, _ text: String) throws -> String {
+        let fd = open(path(name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw POSIXError(.EIO)
+        }
+        return path(name)
+    }
+
     public func remove() { try? FileManager.default.removeItem(at: url) }
 }

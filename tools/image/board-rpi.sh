@@ -42,7 +42,9 @@ esac
 # The Pi's own watchdog first (softdog is /dev/watchdog only where that one is missing), the
 # boot partition's FAT, the codec's; S11modules loads them in this order.
 BASE_MODULES=(bcm2835_wdt softdog vfat nls_cp437 nls_ascii)
-RUN_MODULES=("${BASE_MODULES[@]}" "${CODEC_MODULES[@]%% *}")
+# RAUC mounts a bundle through a loop device as squashfs, its payload checked by dm-verity.
+UPDATE_MODULES=(loop squashfs dm-verity)
+RUN_MODULES=("${BASE_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]%% *}")
 STAGEBOX_TOML=$WORK/stagebox.toml
 
 board_prepare() {
@@ -51,7 +53,7 @@ board_prepare() {
 		"$CHECKOUT/tools/vm/prepare" --arch aarch64 >&2 || die "tools/vm/prepare --arch aarch64 failed"
 	fi
 	"$CHECKOUT/tools/cross/binfmt" || die "cannot register qemu-aarch64 (the card's tools are checked by running them)"
-	"$CHECKOUT/tools/apt-install" device-tree-compiler || die "cannot install device-tree-compiler"
+	"$CHECKOUT/tools/apt-install" device-tree-compiler u-boot-tools || die "cannot install device-tree-compiler and u-boot-tools (mkimage)"
 	PARTS=$("$IMAGE_DIR/pi-parts") || die "tools/image/pi-parts failed"
 	KDIR=$(readlink -f "$ACACHE/current")
 	KREL=$(cat "$KDIR/ready")
@@ -59,6 +61,9 @@ board_prepare() {
 	BUSYBOX=$(find "$ACACHE" -maxdepth 3 -path "$ACACHE/busybox-*/bin/busybox" -type f | sort | tail -n 1)
 	DTB_DIR=$KROOT/usr/lib/linux-image-$KREL/broadcom
 	[ -d "$DTB_DIR" ] || die "no device trees in $DTB_DIR"
+	# U-Boot for every 64-bit Pi (3, 3+, Zero 2 W, 4, 400): it takes the firmware's device tree.
+	UBOOT=$PARTS/usr/lib/u-boot/rpi_arm64/u-boot.bin
+	[ -f "$UBOOT" ] || die "no $UBOOT (u-boot-rpi's layout changed?)"
 }
 
 board_root() {
@@ -69,8 +74,8 @@ board_root() {
 	{
 		echo "# The card's modules (tools/image/build --board rpi --codec $CODEC), loaded in order by"
 		echo "# S11modules: the Pi's watchdog, then softdog (/dev/watchdog only if that one is absent),"
-		echo "# the boot partition's FAT, the codec's."
-		printf '%s\n' "${BASE_MODULES[@]}" "${CODEC_MODULES[@]}"
+		echo "# the boot partition's FAT, what RAUC needs to read bundles, the codec's."
+		printf '%s\n' "${BASE_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]}"
 	} >"$ROOT/etc/modules-load.d/stagebox.conf"
 	# fsck.fat from Debian's dosfstools (the rig's root has no dosfstools); it needs only libc.
 	local needs
@@ -79,9 +84,55 @@ board_root() {
 	find "$ROOT"/bin "$ROOT"/sbin "$ROOT"/usr/bin "$ROOT"/usr/sbin -maxdepth 1 \( -name fsck.fat -o -name fsck.vfat \) -type l -delete
 	install -m 755 "$PARTS/sbin/fsck.fat" "$ROOT/usr/sbin/fsck.fat"
 	ln -sf fsck.fat "$ROOT/usr/sbin/fsck.vfat"
+	board_update_parts
 	# The fallback configuration when BOOT's cannot be read, as Buildroot's post-build does.
 	board_toml
 	install -D -m 644 "$STAGEBOX_TOML" "$ROOT/etc/stagebox.toml"
+}
+
+# What updates need: U-Boot's environment tools and RAUC with its private D-Bus (see
+# board/common's S35rauc), from pi-parts, with their libraries.
+board_update_parts() {
+	# fw_printenv/fw_setenv (libubootenv-tool) read and write U-Boot's environment, BOOT's
+	# uboot.env: the slot order and the tries left. The real fw_setenv is in /usr/libexec/stagebox;
+	# /usr/sbin/fw_setenv (board/common) makes BOOT writable around it.
+	install_part /usr/bin/fw_printenv /usr/bin/fw_printenv
+	mkdir -p "$ROOT/usr/libexec/stagebox"
+	ln -sf ../../bin/fw_printenv "$ROOT/usr/libexec/stagebox/fw_setenv"
+	printf '# The slots'"'"' boot variables (rpi/boot.cmd): BOOT:/stagebox-boot.env, offset, size\n/boot/stagebox-boot.env 0x0000 0x4000\n' \
+		>"$ROOT/etc/fw_env.config"
+	# RAUC: the binary behind /usr/bin/rauc (board/common), which sets the private bus.
+	install_part /usr/bin/rauc /usr/libexec/stagebox/rauc
+	install_part /usr/bin/dbus-daemon /usr/libexec/stagebox/dbus-daemon
+	sed -e "s/@COMPATIBLE@/stagebox-$BOARD/" "$IMAGE_DIR/rauc/system.conf.in" >"$ROOT/etc/rauc/system.conf.in"
+	# The certificate bundles must be signed with (RAUC's keyring).
+	if [ -z "$CERT" ]; then
+		CERT=$("$IMAGE_DIR/dev-keys")/development.cert.pem || die "tools/image/dev-keys failed"
+	fi
+	openssl x509 -in "$CERT" -noout 2>/dev/null || die "--cert $CERT is not a PEM certificate"
+	install -m 644 "$CERT" "$ROOT/etc/rauc/keyring.pem"
+}
+
+# install_part PATH DEST: PATH of the unpacked pi-parts as DEST on the card, with the shared
+# libraries it needs (readelf's NEEDED, recursively) from pi-parts or the rig's root; a library
+# found in neither stops the build by name.
+install_part() {
+	install -D -m 755 "$PARTS$1" "$ROOT$2"
+	part_libs "$PARTS$1" "$1"
+}
+part_libs() { # FILE WHAT
+	local name found dir
+	for name in $(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		case $name in ld-linux-*) continue ;; esac
+		[ -e "$ROOT/lib/aarch64-linux-gnu/$name" ] || [ -e "$ROOT/usr/lib/aarch64-linux-gnu/$name" ] && continue
+		found=''
+		for dir in "$PARTS/usr/lib/aarch64-linux-gnu" "$PARTS/lib/aarch64-linux-gnu" "$SYS/usr/lib/aarch64-linux-gnu"; do
+			[ -e "$dir/$name" ] && found=$(readlink -f "$dir/$name") && break
+		done
+		[ -n "$found" ] || die "$2 needs $name, which neither pi-parts nor $SYS has (add its package to tools/image/pi-parts)"
+		install -D -m 644 "$found" "$ROOT/usr/lib/aarch64-linux-gnu/$name"
+		part_libs "$found" "$name (for $2)"
+	done
 }
 
 # stagebox.toml: board/raspberrypi's, with this card's codec.
@@ -123,13 +174,22 @@ board_boot() {
 		install -m 644 "$PARTS/usr/lib/raspi-firmware/$f" "$BOOT/$f"
 	done
 	for f in "${DTBS[@]}"; do board_dtb "$f" "$BOOT/$f.dtb"; done
-	# Debian's arm64 kernel is an uncompressed Image (the firmware and QEMU take it as it is).
-	install -m 644 "$KROOT/boot/vmlinuz-$KREL" "$BOOT/vmlinuz"
+	# The firmware starts U-Boot; its boot script (rpi/boot.cmd) picks the root slot and loads
+	# the kernel and initramfs from it: an update replaces them with the rest of the system.
+	# Debian's arm64 kernel is an uncompressed Image, which booti takes as it is.
+	install -m 644 "$UBOOT" "$BOOT/u-boot.bin"
+	mkimage -A arm64 -O linux -T script -C none -n "stagebox A/B boot" -d "$IMAGE_DIR/rpi/boot.cmd" "$BOOT/boot.scr" >/dev/null ||
+		die "mkimage could not make boot.scr of rpi/boot.cmd"
+	# The slots' boot variables as a new card starts: A first, 3 tries each.
+	printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\n' | mkenvimage -s 0x4000 -o "$BOOT/stagebox-boot.env" - ||
+		die "mkenvimage could not make stagebox-boot.env"
+	install -D -m 644 "$KROOT/boot/vmlinuz-$KREL" "$ROOT/usr/lib/stagebox/kernel/vmlinuz"
+	mv "$BOOT/initramfs.cpio" "$ROOT/usr/lib/stagebox/kernel/initramfs.cpio"
 	install -m 644 "$IMAGE_DIR/rpi/config.txt" "$BOOT/config.txt"
 	# GPIO 14/15 is the mini UART on Debian's (mainline) device trees: ttyS1. The PL011
-	# (ttyAMA0) is wired to Bluetooth there.
-	echo 'console=ttyS1,115200 root=LABEL=rootfs ro rootwait quiet panic=10' >"$BOOT/cmdline.txt"
-	BOOT_FILES=("${FIRMWARE[@]}" "${DTBS[@]/%/.dtb}" vmlinuz initramfs.cpio config.txt cmdline.txt stagebox.toml kernel.release)
+	# (ttyAMA0) is wired to Bluetooth there. The boot script adds root= and rauc.slot=.
+	echo 'console=ttyS1,115200 ro rootwait quiet panic=10' >"$BOOT/cmdline.txt"
+	BOOT_FILES=("${FIRMWARE[@]}" "${DTBS[@]/%/.dtb}" u-boot.bin boot.scr stagebox-boot.env config.txt cmdline.txt stagebox.toml kernel.release)
 	# The codec's routes, set at every boot by S40alsa-state (the card has no shell for amixer).
 	if [ "$CODEC" = wm8960 ]; then
 		install -m 644 "$IMAGE_DIR/rpi/wm8960-mixer.txt" "$BOOT/mixer.txt"

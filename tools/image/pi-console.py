@@ -12,6 +12,7 @@ the Pi first said anything and when stagebox's console came up. A LINE may also 
     @running     `status` every 0.5 s until the engine has processed a period, said with
                  its time from power-on
     @recorded S  `status` every 0.5 s until the take being recorded is S seconds long
+    @until TEXT|LINE   LINE every second until its answer holds TEXT; the last answer printed
 
 Exit status: 0 the lines were answered; 3 QEMU exited first; 4 TIMEOUT passed first.
 """
@@ -111,6 +112,14 @@ def main() -> int:
                         say(f"the take is {took.group(1)} s long")
                         break
                     time.sleep(0.5)
+            elif line.startswith("@until "):
+                text, typed = line[len("@until "):].split("|", 1)
+                while True:
+                    answer, at = ask(typed, at)
+                    if text in answer:
+                        break
+                    time.sleep(1)
+                print(f"stagebox> {typed}\n{answer}", end="" if answer.endswith("\n") else "\n")
             elif line == "@running":
                 # status until the engine has processed a period: power-on to audio.
                 while True:
