@@ -1,3 +1,4 @@
+import CLinux
 import SystemPackage
 
 #if canImport(Glibc)

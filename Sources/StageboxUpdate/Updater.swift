@@ -128,7 +128,7 @@ public final class Updater: Sendable {
         var lines = [phaseLine(phase)] + (rollbackNote.map { [$0] } ?? [])
         if let report = state.withLock({ $0.report }) {
             for slot in report.slots {
-                let version = slot.bootname == report.booted ? (release?.version ?? "?") : (slot.bundleVersion ?? "as the card came")
+                let version = slot.bootname == report.booted ? (release?.version ?? "?") : (slot.bundleVersion ?? (slot.bootStatus == "good" ? "as the card came" : "empty or unused"))
                 let marks = [slot.bootname == report.booted ? "running" : nil, slot.bootname == report.primary ? "boots next" : nil,
                              slot.bootStatus == "good" ? "good" : "bad"].compactMap { $0 }
                 lines.append("slot \(slot.bootname)  \(version)  (\(marks.joined(separator: ", ")))")

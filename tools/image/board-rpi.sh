@@ -180,8 +180,9 @@ board_boot() {
 	install -m 644 "$UBOOT" "$BOOT/u-boot.bin"
 	mkimage -A arm64 -O linux -T script -C none -n "stagebox A/B boot" -d "$IMAGE_DIR/rpi/boot.cmd" "$BOOT/boot.scr" >/dev/null ||
 		die "mkimage could not make boot.scr of rpi/boot.cmd"
-	# The slots' boot variables as a new card starts: A first, 3 tries each.
-	printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\n' | mkenvimage -s 0x4000 -o "$BOOT/stagebox-boot.env" - ||
+	# The slots' boot variables as a new card starts: only A, whose system the card carries, with
+	# 3 tries; slot B is empty until the first update, which puts it first ("B A").
+	printf 'BOOT_ORDER=A\nBOOT_A_LEFT=3\nBOOT_B_LEFT=0\n' | mkenvimage -s 0x4000 -o "$BOOT/stagebox-boot.env" - ||
 		die "mkenvimage could not make stagebox-boot.env"
 	install -D -m 644 "$KROOT/boot/vmlinuz-$KREL" "$ROOT/usr/lib/stagebox/kernel/vmlinuz"
 	mv "$BOOT/initramfs.cpio" "$ROOT/usr/lib/stagebox/kernel/initramfs.cpio"
