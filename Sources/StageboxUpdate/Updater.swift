@@ -99,6 +99,8 @@ public final class Updater: Sendable {
             return "refused: cannot read \(bundle): \(String(cString: strerror(errno)))"
         }
         guard begin() else { return "refused: an update is already under way (`update` shows it)" }
+        // Under way from this answer on, for whoever asks `update` next.
+        setPhase(.installing(bundle: bundle, percent: 0, step: "checking the bundle"))
         return start(named: "the update install") { [self] in runInstall(bundle, force: force) }
             ?? "installing \(bundle) into the other slot; `update` shows the progress"
     }

@@ -12,7 +12,7 @@ struct Stagebox: ParsableCommand {
         subcommands: [RunCommand.self, RenderCommand.self, CheckConfigCommand.self, DevicesCommand.self,
                       PlayCommand.self, RecordCommand.self, NoiseCommand.self, PortsCommand.self,
                       ConnectCommand.self, DisconnectCommand.self, MuteCommand.self, UnmuteCommand.self,
-                      TriggerCommand.self, ConsoleCommand.self, DiagCommand.self, LatencyCommand.self])
+                      TriggerCommand.self, ConsoleCommand.self, UpdateCommand.self, DiagCommand.self, LatencyCommand.self])
 }
 
 enum StageboxVersion {

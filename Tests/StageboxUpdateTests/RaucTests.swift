@@ -1,4 +1,5 @@
 import Foundation
+import StageboxTestSupport
 import StageboxUpdate
 import Testing
 

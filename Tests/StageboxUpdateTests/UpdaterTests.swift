@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StageboxTestSupport
 import StageboxUpdate
 import Synchronization
 import Testing

@@ -104,6 +104,11 @@ board_update_parts() {
 	# RAUC: the binary behind /usr/bin/rauc (board/common), which sets the private bus.
 	install_part /usr/bin/rauc /usr/libexec/stagebox/rauc
 	install_part /usr/bin/dbus-daemon /usr/libexec/stagebox/dbus-daemon
+	# /usr/bin/rauc and /usr/sbin/fw_setenv are wrappers (the private bus; BOOT writable).
+	install -m 755 "$IMAGE_DIR/rauc/rauc" "$ROOT/usr/bin/rauc"
+	install -m 755 "$IMAGE_DIR/rauc/fw_setenv" "$ROOT/usr/sbin/fw_setenv"
+	install -D -m 644 "$IMAGE_DIR/rauc/dbus.conf" "$ROOT/etc/rauc/dbus.conf"
+	ln -sfn ../../run/rauc/system.conf "$ROOT/etc/rauc/system.conf"
 	sed -e "s/@COMPATIBLE@/stagebox-$BOARD/" "$IMAGE_DIR/rauc/system.conf.in" >"$ROOT/etc/rauc/system.conf.in"
 	# The certificate bundles must be signed with (RAUC's keyring).
 	if [ -z "$CERT" ]; then

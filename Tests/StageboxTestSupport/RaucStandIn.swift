@@ -1,18 +1,17 @@
 import Foundation
-import StageboxTestSupport
 
-/// A shell script in RAUC's place, for the logic above RAUC (the real one runs on the emulated
+/// A shell script in RAUC's place (StageboxUpdateTests, and the binary's update command), for the logic above RAUC (the real one runs on the emulated
 /// Pi: tools/vm/scenarios/pi-update). It answers `status`, `info` and `install` as RAUC 1.8's
 /// command line does (shell output, "NN% step" lines, "LastError: " on a failure), from files
 /// the test writes, and logs every call to calls.log.
-struct RaucStandIn {
-    let scratch: Scratch
-    var path: String { scratch.path("rauc") }
-    var calls: [String] {
+public struct RaucStandIn {
+    public let scratch: Scratch
+    public var path: String { scratch.path("rauc") }
+    public var calls: [String] {
         ((try? String(contentsOfFile: scratch.path("calls.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
-    init(booted: String = "A", version: String = "0.1.0-1", bundleVersion: String = "0.1.0-2",
+    public init(booted: String = "A", version: String = "0.1.0-1", bundleVersion: String = "0.1.0-2",
          compatible: String = "stagebox-rpi", installFails: String? = nil) throws {
         scratch = try Scratch()
         _ = try scratch.write("release", "VERSION=\(version)\nCOMPATIBLE=stagebox-rpi\n")

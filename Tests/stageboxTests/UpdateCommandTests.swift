@@ -1,0 +1,54 @@
+import Foundation
+import StageboxTestSupport
+import Testing
+
+/// `stagebox update` against a simulated board whose RAUC is a stand-in (the real one runs on
+/// the emulated Pi: tools/vm/scenarios/pi-update): the progress a person sees, the exit status,
+/// the console's `update` and `status`, and the refusals of a system without RAUC.
+@Suite(.serialized) struct UpdateCommandTests {
+    @Test func anInstallIsFollowedToTheEndWithItsProgress() throws {
+        let rauc = try RaucStandIn()
+        defer { rauc.scratch.remove() }
+        let bundle = try rauc.scratch.write("update.raucb", "a bundle")
+        let board = try SimulatedBoard(environment: [
+            "STAGEBOX_RAUC": rauc.path, "STAGEBOX_RELEASE_FILE": rauc.scratch.path("release"),
+            "STAGEBOX_REBOOT": "/bin/true", "STAGEBOX_MARK_GOOD_AFTER": "1",
+        ])
+        defer { _ = board.stop() }
+        #expect(waitFor(10) { (try? board.stagebox(["console", "--execute", "status"]).stdout)?.contains("system      slot A, 0.1.0-1, marked good") == true })
+        let run = try board.stagebox(["update", bundle])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "installing \(bundle) into the other slot; `update` shows the progress")
+        #expect(lines.last == "0.1.0-2 installed in the other slot; it runs after the reboot")
+        #expect(rauc.calls.contains("install \(bundle)"))
+        let slots = try board.stagebox(["update"]).stdout
+        #expect(slots.contains("slot B  0.0.9 it's old  (good)"), "\(slots)")
+        #expect(try board.stagebox(["console", "--execute", "triggers"]).stdout.contains("update    selected"))
+    }
+
+    @Test func aFailedInstallExitsWithItsReason() throws {
+        let rauc = try RaucStandIn(installFails: "Failed to verify bundle signature: certificate verify failed")
+        defer { rauc.scratch.remove() }
+        let bundle = try rauc.scratch.write("update.raucb", "a bundle")
+        let board = try SimulatedBoard(environment: [
+            "STAGEBOX_RAUC": rauc.path, "STAGEBOX_RELEASE_FILE": rauc.scratch.path("release"), "STAGEBOX_REBOOT": "",
+        ])
+        defer { _ = board.stop() }
+        let run = try board.stagebox(["update", bundle])
+        #expect(run.status == 1)
+        #expect(run.stdout.hasSuffix("the last update failed: installing \(bundle): Failed to verify bundle signature: certificate verify failed\n"), "\(run.stdout)")
+        #expect(try board.stagebox(["console", "--execute", "triggers"]).stdout.contains("update    error"))
+    }
+
+    @Test func withoutRaucUpdatesAreRefusedByName() throws {
+        let board = try SimulatedBoard(environment: ["STAGEBOX_RAUC": "/nonexistent/rauc"])
+        defer { _ = board.stop() }
+        let run = try board.stagebox(["update", "/tmp/x.raucb"])
+        #expect(run.status == 1)
+        #expect(run.stdout == "refused: this system has no RAUC (/nonexistent/rauc): updates need the card\n")
+        let bad = try board.stagebox(["update", "--force"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--force needs a FILE"))
+    }
+}
