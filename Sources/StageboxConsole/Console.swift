@@ -38,8 +38,8 @@ public struct Console: Sendable {
         .init(name: "buttons", usage: "buttons", summary: "the buttons, their lines' levels and triggers"),
         .init(name: "midi", usage: "midi", summary: "the MIDI peers connected and the events counted"),
         .init(name: "state", usage: "state show|save|clear", summary: "the run-time changes kept across restarts ([state])"),
-        .init(name: "update", usage: "update [FILE|--rollback]",
-              summary: "install a bundle, boot the other slot, or show both"),
+        .init(name: "update", usage: "update [FILE [--force]|--rollback]",
+              summary: "install a bundle, or boot the other slot"),
         .init(name: "reset-stats", usage: "reset-stats", summary: "zero the statistics and the xrun list"),
         .init(name: "suspend", usage: "suspend", summary: "close the codec now (refused while in use)"),
         .init(name: "resume", usage: "resume", summary: "open the codec again"),
@@ -136,6 +136,7 @@ public struct Console: Sendable {
         case ("update", 1) where args[0] == "--rollback": return context.update(args)
         case ("update", 1) where !args[0].hasPrefix("-"): return context.update(args)
         case ("update", 2) where args[1] == "--force" && !args[0].hasPrefix("-"): return context.update(args)
+        case ("update", 2) where args[0] == "--force" && !args[1].hasPrefix("-"): return context.update([args[1], "--force"])
         case ("reset-stats", 0):
             context.statistics.reset()
             context.clearXruns()

@@ -108,6 +108,11 @@ public final class Updater: Sendable {
     /// Makes the other slot the next to boot and reboots into it.
     public func rollback() -> String {
         guard isAvailable else { return "refused: this system has no RAUC (\(settings.rauc.path)): updates need the card" }
+        refreshReport()
+        if let other = state.withLock({ $0.report })?.otherSlot, other.bootStatus != "good" {
+            // Slot B of a card never updated is empty; a slot that failed its tries is broken.
+            return "refused: slot \(other.bootname) holds no system known to boot (empty, or it failed); nothing changed"
+        }
         guard begin() else { return "refused: an update is under way (`update` shows it)" }
         return start(named: "the update rollback") { [self] in
             do throws(UpdateError) {

@@ -12,7 +12,7 @@ public struct RaucStandIn {
     }
 
     public init(booted: String = "A", version: String = "0.1.0-1", bundleVersion: String = "0.1.0-2",
-         compatible: String = "stagebox-rpi", installFails: String? = nil) throws {
+         compatible: String = "stagebox-rpi", installFails: String? = nil, otherSlotStatus: String = "good") throws {
         scratch = try Scratch()
         _ = try scratch.write("release", "VERSION=\(version)\nCOMPATIBLE=stagebox-rpi\n")
         let failure = installFails.map { "echo '  40% Copying image'; echo 'LastError: \($0)'; echo 'Installing failed' >&2; exit 1" } ?? ""
@@ -30,7 +30,7 @@ public struct RaucStandIn {
             RAUC_SLOTS='1 2'
             RAUC_SLOT_STATE_1='\(booted == "B" ? "booted" : "inactive")'
             RAUC_SLOT_BOOTNAME_1='B'
-            RAUC_SLOT_BOOT_STATUS_1='good'
+            RAUC_SLOT_BOOT_STATUS_1='\(booted == "B" ? "good" : otherSlotStatus)'
             RAUC_SLOT_STATUS_BUNDLE_VERSION_1='0.0.9 it'\\''s old'
             RAUC_SLOT_STATE_2='\(booted == "A" ? "booted" : "inactive")'
             RAUC_SLOT_BOOTNAME_2='A'

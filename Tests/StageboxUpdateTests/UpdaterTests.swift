@@ -153,6 +153,15 @@ import Testing
         let u = updater(rauc)
         #expect(u.rollback() == "booting the other slot: rebooting")
         u.stop()
-        #expect(rauc.calls == ["status mark-active other", "reboot"])
+        #expect(rauc.calls.suffix(2) == ["status mark-active other", "reboot"])
+    }
+
+    @Test func aRollbackToASlotThatCannotBootIsRefused() throws {
+        let rauc = try RaucStandIn(otherSlotStatus: "bad")
+        defer { rauc.scratch.remove() }
+        let u = updater(rauc)
+        #expect(u.rollback() == "refused: slot B holds no system known to boot (empty, or it failed); nothing changed")
+        u.stop()
+        #expect(!rauc.calls.contains { $0.hasPrefix("status mark-active") })
     }
 }

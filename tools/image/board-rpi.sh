@@ -93,8 +93,8 @@ board_root() {
 # What updates need: U-Boot's environment tools and RAUC with its private D-Bus (see
 # board/common's S35rauc), from pi-parts, with their libraries.
 board_update_parts() {
-	# fw_printenv/fw_setenv (libubootenv-tool) read and write U-Boot's environment, BOOT's
-	# uboot.env: the slot order and the tries left. The real fw_setenv is in /usr/libexec/stagebox;
+	# fw_printenv/fw_setenv (libubootenv-tool) read and write the slots' boot variables in
+	# U-Boot's environment format, BOOT's stagebox-boot.env: the slot order and the tries left. The real fw_setenv is in /usr/libexec/stagebox;
 	# /usr/sbin/fw_setenv (board/common) makes BOOT writable around it.
 	install_part /usr/bin/fw_printenv /usr/bin/fw_printenv
 	mkdir -p "$ROOT/usr/libexec/stagebox"
@@ -192,6 +192,7 @@ board_boot() {
 	install -D -m 644 "$KROOT/boot/vmlinuz-$KREL" "$ROOT/usr/lib/stagebox/kernel/vmlinuz"
 	mv "$BOOT/initramfs.cpio" "$ROOT/usr/lib/stagebox/kernel/initramfs.cpio"
 	install -m 644 "$IMAGE_DIR/rpi/config.txt" "$BOOT/config.txt"
+	grep -qx 'kernel=u-boot.bin' "$BOOT/config.txt" || die "rpi/config.txt does not start U-Boot (kernel=u-boot.bin)"
 	# GPIO 14/15 is the mini UART on Debian's (mainline) device trees: ttyS1. The PL011
 	# (ttyAMA0) is wired to Bluetooth there. The boot script adds root= and rauc.slot=.
 	echo 'console=ttyS1,115200 ro rootwait quiet panic=10' >"$BOOT/cmdline.txt"
