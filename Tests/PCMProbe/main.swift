@@ -169,7 +169,10 @@ func latency(device: String, loop: Int) {
     var out = [Int16](repeating: 0, count: period * channels), input = out
     check(snd_pcm_prepare(capture), "prepare capture")
     check(snd_pcm_start(capture), "start capture")
-    for _ in 0..<2 { check(Int32(snd_pcm_writei(play, out, snd_pcm_uframes_t(period))), "prefill") }
+    // Three periods of silence first: the capture delivers only once the bus has four of its
+    // blocks waiting (the plugin's cushion) plus a period, and two periods of playback could
+    // run dry before the first read returned, a real underrun of this program's own making.
+    for _ in 0..<3 { check(Int32(snd_pcm_writei(play, out, snd_pcm_uframes_t(period))), "prefill") }
     var read = 0, queried = -1, reported = 0, arrival = -1
     for cycle in 0..<600 where arrival < 0 {
         let got = snd_pcm_readi(capture, &input, snd_pcm_uframes_t(period))
