@@ -50,7 +50,9 @@ struct UpdateCommand: ParsableCommand {
                 fflush(nil)
                 last = phase
             }
-            if phase.contains("installed in the other slot") { return }
+            // hasSuffix, not contains: this module sees Foundation (through ArgumentParser), whose
+            // contains(String) would link ICU's 34 MB into the appliance (tools/build-static).
+            if phase.hasSuffix(" installed in the other slot; it runs after the reboot") { return }
             if phase.hasPrefix("the last update failed") { throw ExitCode(1) }
         }
     }
