@@ -85,3 +85,38 @@ func collect(_ port: ReceiverPort, frames: Int, block: Int = 64) -> [Float] {
 final class RealtimeGrant: @unchecked Sendable {
     var granted = false
 }
+
+/// What a mono receiver delivered while `readUntilRun` looked for a run of one value.
+struct RunSearch {
+    var found = false
+    /// Every sample read, the run included.
+    var seen: [Float] = []
+
+    /// How often each value was seen, for a failure message: "0.25×4800 0.5×256".
+    var summary: String {
+        var counts: [Float: Int] = [:]
+        for v in seen { counts[v, default: 0] += 1 }
+        return counts.sorted { $0.value > $1.value }.prefix(6).map { "\($0.key)×\($0.value)" }.joined(separator: " ")
+    }
+}
+
+/// Reads mono `port` until `length` frames in a row hold `value`, or `seconds` pass.
+///
+/// A count of right samples in a fixed window is a timing claim: on a loaded machine the feeding
+/// thread or the reader is starved now and then, and the window fills with silence. What the
+/// bus's logic promises is that the value arrives and then stays, which this checks instead.
+func readUntilRun(of value: Float, length: Int, from port: ReceiverPort, seconds: Double = 10) -> RunSearch {
+    var search = RunSearch()
+    var run = 0
+    let end = Date().addingTimeInterval(seconds)
+    while run < length && Date() < end {
+        let block = collect(port, frames: 64)
+        for v in block {
+            run = abs(v - value) < 1e-6 ? run + 1 : 0
+            if run == length { break }
+        }
+        search.seen += block
+    }
+    search.found = run >= length
+    return search
+}
