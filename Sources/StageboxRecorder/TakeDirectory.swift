@@ -53,16 +53,7 @@ public struct TakeDirectory: Sendable {
         let stored = readSequence() ?? 0
         let named = Self.wavFiles(in: path).compactMap(TakeName.sequence(of:)).max() ?? 0
         let next = max(stored, named) + 1
-        let temporary = path + "/" + Self.sequenceFile + ".new"
-        let fd = try SystemCallError.naming("creating", temporary) {
-            try FileDescriptor.open(FilePath(temporary), .writeOnly, options: [.create, .truncate, .closeOnExec],
-                                    permissions: [.ownerReadWrite, .groupRead, .otherRead])
-        }
-        defer { try? fd.close() }
-        _ = try SystemCallError.naming("writing", temporary) { try fd.writeAll(Array("\(next)\n".utf8)) }
-        if fsync(fd.rawValue) != 0 { throw SystemCallError.last("fsync", temporary) }
-        if rename(temporary, path + "/" + Self.sequenceFile) != 0 { throw .last("renaming", temporary) }
-        try TakeFile.syncDirectory(of: path + "/" + Self.sequenceFile)
+        try WholeFile.write("\(next)\n", to: path + "/" + Self.sequenceFile)
         return next
     }
 

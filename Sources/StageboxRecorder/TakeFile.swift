@@ -41,7 +41,7 @@ public final class TakeFile {
         do throws(SystemCallError) {
             try writeHeader()
             if fdatasync(fd.rawValue) != 0 { throw SystemCallError.last("fdatasync", path) }
-            try TakeFile.syncDirectory(of: path)
+            try WholeFile.syncDirectory(of: path)
         } catch {
             closed = true // deinit runs after a failed init too: the descriptor is closed once
             try? fd.close()
@@ -106,15 +106,5 @@ public final class TakeFile {
         _ = try SystemCallError.naming("writing the header of", path) {
             try bytes.withUnsafeBytes { try fd.writeAll(toAbsoluteOffset: 0, $0) }
         }
-    }
-
-    /// fsyncs the directory that holds `path`, so a new file's name survives a power cut.
-    static func syncDirectory(of path: String) throws(SystemCallError) {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
-        let dfd = try SystemCallError.naming("opening the directory", directory) {
-            try FileDescriptor.open(FilePath(directory), .readOnly, options: [.directory, .closeOnExec])
-        }
-        defer { try? dfd.close() }
-        if fsync(dfd.rawValue) != 0 { throw .last("fsync on the directory", directory) }
     }
 }

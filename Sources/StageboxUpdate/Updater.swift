@@ -227,8 +227,12 @@ public final class Updater: Sendable {
                     logger.info("update: \(percent)% \(step)")
                 }
             }
-            if let target, !writeSmallFile(settings.trialFile, target + "\n") {
-                logger.warning("update: cannot write \(settings.trialFile): a failing boot of slot \(target) is not rebooted early")
+            if let target {
+                do throws(SystemCallError) {
+                    try WholeFile.write(target + "\n", to: settings.trialFile)
+                } catch {
+                    logger.warning("update: \(error); a failing boot of slot \(target) is not rebooted early")
+                }
             }
             logger.notice("update: \(info.version) installed in the other slot; rebooting into it")
             refreshReport()
@@ -330,22 +334,6 @@ public final class Updater: Sendable {
     }
 }
 
-/// Writes a small file whole (a temporary file renamed over it), synced; false if it failed.
-private func writeSmallFile(_ path: String, _ text: String) -> Bool {
-    let temporary = path + ".new"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { return false }
-    let bytes = Array(text.utf8)
-    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    let synced = fsync(fd) == 0
-    close(fd)
-    guard written == bytes.count, synced, rename(temporary, path) == 0 else {
-        unlink(temporary)
-        return false
-    }
-    return true
-}
-
 extension String {
     fileprivate var trimmingBlanks: String {
         String(drop { $0 == " " || $0 == "\n" }.reversed().drop { $0 == " " || $0 == "\n" }.reversed())
@@ -354,11 +342,5 @@ extension String {
 
 /// A small text file's contents (nil if it cannot be read).
 private func readSmallFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes = [UInt8](repeating: 0, count: 4096)
-    let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    guard n >= 0 else { return nil }
-    return String(decoding: bytes[0..<n], as: UTF8.self)
+    try? WholeFile.read(path, limit: 4096)
 }
