@@ -33,7 +33,7 @@ final class RunningAppliance: @unchecked Sendable {
             do throws(DriverError) { try appliance.run() } catch { outcome = error }
             done.signal()
         }.start()
-        #expect(waitFor(5) { self.appliance.control.framesProcessed.load(ordering: .relaxed) > 0 }, "audio runs")
+        #expect(waitFor(30) { self.appliance.control.framesProcessed.load(ordering: .relaxed) > 0 }, "audio runs")
     }
 
     var socket: String { scratch.path("bus.sock") }
@@ -138,7 +138,9 @@ final class RunningAppliance: @unchecked Sendable {
             built.signal()
         }.start()
         var answer = "the socket never showed"
-        for _ in 0..<20_000 where access(socket, F_OK) != 0 { usleep(100) }
+        // Looked for every 100 µs, to ask at once; for up to 30 s, as a start on a loaded machine is slow.
+        let end = Date().addingTimeInterval(30)
+        while access(socket, F_OK) != 0 && Date() < end { usleep(100) }
         if access(socket, F_OK) == 0 {
             let client = try BusClient(name: "script", socketPath: socket)
             answer = (try? client.console("status")) ?? "refused"

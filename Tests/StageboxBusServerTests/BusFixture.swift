@@ -60,7 +60,7 @@ final class BusFixture: @unchecked Sendable {
 }
 
 /// Waits until `condition` holds or `seconds` pass.
-func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+func eventually(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     let end = Date().addingTimeInterval(seconds)
     while Date() < end {
         if condition() { return true }
@@ -75,7 +75,7 @@ func collect(_ port: ReceiverPort, frames: Int, block: Int = 64) -> [Float] {
     var done = 0
     while done < frames {
         let n = min(block, frames - done)
-        guard port.waitForData(frames: n, timeoutSeconds: 2) else { break }
+        guard port.waitForData(frames: n, timeoutSeconds: 10) else { break }
         out.withUnsafeMutableBufferPointer { _ = port.receive(into: $0.baseAddress! + done * port.channels, frames: n) }
         done += n
     }

@@ -26,7 +26,7 @@ extension BusTests {
                 received.withUnsafeMutableBufferPointer { _ = port.receive(int16: $0.baseAddress! + done * 2, frames: n) }
                 done += n
             }
-            #expect(eventually(10) { result.value != nil })
+            #expect(eventually(30) { result.value != nil })
             #expect(result.value?.status == 0, "\(result.value?.output ?? "")")
             var x: UInt32 = 99
             let expected: [Int16] = (0..<(frames * 2)).map { _ in x = x &* 1_664_525 &+ 1_013_904_223; return Int16(truncatingIfNeeded: x >> 16) }
@@ -55,7 +55,7 @@ extension BusTests {
             let socket = bus.socketPath
             let app = Thread { result.value = try? CExamples.run(program, [socket, "call", "3"]) }
             app.start()
-            #expect(eventually(10) { bus.triggers.state("call.mic-mute") != nil })
+            #expect(eventually(30) { bus.triggers.state("call.mic-mute") != nil })
             #expect(bus.triggers.all.first { $0.name == "call.mic-mute" }?.title == "Mute the microphone")
             let button = try bus.client("button")
             try button.fireTrigger("call.mic-mute")
@@ -63,7 +63,7 @@ extension BusTests {
             try button.fireTrigger("call.mic-mute")
             #expect(eventually { bus.triggers.state("call.mic-mute") == .normal })
             try button.fireTrigger("call.mic-mute")
-            #expect(eventually(10) { result.value != nil }, "the example ends after three fires")
+            #expect(eventually(30) { result.value != nil }, "the example ends after three fires")
             let r = try #require(result.value)
             #expect(r.status == 0, "\(r.output)")
             #expect(r.output == """

@@ -27,7 +27,12 @@ extension BusTests {
             #expect(eventually { bus.server.clients.isEmpty })
             bus.engine.collect()
             let fdsBefore = openDescriptors()
+            // The machine's own noise first: late wakeups over a quiet second and a half, with
+            // whatever else runs beside this test (other suites' boards are real-time too).
+            let quietStart = bus.control.statistics.lateWakeups.load(ordering: .relaxed)
+            usleep(1_500_000)
             let xrunsBefore = bus.control.statistics.lateWakeups.load(ordering: .relaxed)
+            let quietLate = xrunsBefore - quietStart
             let watch = StallWatch()
             for i in 0..<1000 {
                 let c = try bus.client("cycle\(i % 7)")
@@ -48,13 +53,16 @@ extension BusTests {
             let lateWakeups = bus.control.statistics.lateWakeups.load(ordering: .relaxed) - xrunsBefore
             let stalls = watch.finish()
             print(StallWatch.report(stalls, "1000 connects"))
-            print("1000 connect/disconnect cycles: descriptors \(fdsBefore) → \(openDescriptors()), late wakeups \(lateWakeups), "
+            print("1000 connect/disconnect cycles: descriptors \(fdsBefore) → \(openDescriptors()), late wakeups \(lateWakeups) "
+                  + "(\(quietLate) in a quiet 1.5 s before), "
                   + "SCHED_FIFO \(bus.outcome.granted)")
             // Clients coming and going must not disturb a real-time audio thread. The build machine is a
             // shared virtual machine whose host can steal the CPU now and then: a stray late wakeup is
             // tolerated, and none is judged while the machine stalls (`StallWatch`); a disturbance
-            // caused by the clients would show as many.
-            if bus.outcome.granted && stalls.isEmpty { #expect(lateWakeups <= 2, "late wakeups: \(lateWakeups)") }
+            // caused by the clients would show as many, beyond the noise of a quiet moment just before.
+            if bus.outcome.granted && stalls.isEmpty {
+                #expect(lateWakeups <= 2 + 2 * quietLate, "late wakeups: \(lateWakeups), \(quietLate) in a quiet 1.5 s")
+            }
         }
 
         @Test func limitsAreRefusedClearly() throws {
@@ -67,7 +75,8 @@ extension BusTests {
                 _ = try c.addSender(name: "p4", channels: 1)
             }
             #expect(throws: BusClientError.self) { _ = try bus.client("greedy") } // the name is taken
-            usleep(300_000) // let the server see the refused client go before counting
+            // The server must have seen the refused client go before counting.
+            #expect(eventually { bus.server.clients.count == 1 }, "\(bus.server.clients.map(\.name))")
             var clients: [BusClient] = []
             for i in 0..<7 { clients.append(try bus.client("c\(i)")) }
             #expect(throws: BusClientError.self) { _ = try bus.client("one-too-many") }

@@ -1,6 +1,7 @@
 import Foundation
 import StageboxClient
 import StageboxProtocol
+import StageboxTestSupport
 import Testing
 
 /// A raw connection to the bus socket, for sending what no well-behaved client would.
@@ -20,7 +21,7 @@ final class RawSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard rc == 0 else { throw POSIXError(.ECONNREFUSED) }
-        var tv = timeval(tv_sec: 2, tv_usec: 0)
+        var tv = timeval(tv_sec: 30, tv_usec: 0) // an answer on a loaded machine can take seconds
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
@@ -49,6 +50,8 @@ extension BusTests {
             let bus = try BusFixture()
             defer { bus.stop() }
             let before = bus.periods
+            let lateBefore = bus.control.statistics.lateWakeups.load(ordering: .relaxed)
+            let watch = StallWatch()
 
             // A request before hello.
             let early = try RawSocket(path: bus.socketPath)
@@ -98,7 +101,12 @@ extension BusTests {
             let good = try bus.client("good")
             #expect(try good.ports().count == 3)
             #expect(eventually { bus.periods - before > 100 })
-            #expect(bus.control.statistics.lateWakeups.load(ordering: .relaxed) < 5)
+            let late = bus.control.statistics.lateWakeups.load(ordering: .relaxed) - lateBefore
+            let stalls = watch.finish()
+            print(StallWatch.report(stalls, "hostile bytes") + "; late wakeups \(late)")
+            // A real-time audio thread that hostile bytes disturbed would show many; judged where
+            // the thread is real-time and the machine kept running.
+            if bus.outcome.granted && stalls.isEmpty { #expect(late < 5) }
         }
 
         @Test func theParserSurvivesRandomInput() {

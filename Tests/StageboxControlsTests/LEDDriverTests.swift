@@ -16,7 +16,7 @@ private final class RecordingLED: LEDOutput {
 /// The LED thread with recorders for lines: it follows a TriggerBoard within 20 ms, blinks
 /// on its own, and leaves every LED off and released at stop.
 @Suite(.serialized) struct LEDDriverTests {
-    private func waitFor(_ seconds: Double = 2, _ condition: () -> Bool) -> Bool {
+    private func waitFor(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         let end = monotonicNanoseconds() + Int64(seconds * 1e9)
         while monotonicNanoseconds() < end {
             if condition() { return true }
@@ -67,7 +67,7 @@ private final class RecordingLED: LEDOutput {
         board.onChange { name, _ in driver.changed(trigger: name) }
         try driver.start()
         board.setState("record", .error)
-        #expect(waitFor(3) { led.sets.withLock { $0.count } >= 6 }, "an error blinks: several changes in under a second")
+        #expect(waitFor(30) { led.sets.withLock { $0.count } >= 6 }, "an error blinks: several changes in under a second")
         let times = led.sets.withLock { $0.suffix(3).map(\.at) }
         let step = Double(times[2] - times[1]) / 1e6
         #expect(step > 60 && step < 250, "half a 4 Hz period apart (125 ms), measured \(step) ms")

@@ -33,7 +33,7 @@ import StageboxSystem
         return (thread, outcome)
     }
 
-    private func waitFor(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    private func waitFor(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
             if condition() { return true }

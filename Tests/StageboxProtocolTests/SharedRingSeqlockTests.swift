@@ -14,15 +14,20 @@ import Testing
     func race(reads: Int, yielding: Bool = false, write: @escaping @Sendable (Int64) -> Void, read: () -> Void) {
         let stop = ManagedAtomic<Bool>(false)
         let done = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
         Thread {
             var n: Int64 = 1
             while !stop.load(ordering: .relaxed) {
                 write(n)
+                if n == 1 { started.signal() }
                 n &+= 1
                 if yielding { sched_yield() }
             }
             done.signal()
         }.start()
+        // The reads begin once something is written: on a loaded machine the writer's thread
+        // may start after all of them would have been done.
+        started.wait()
         for _ in 0..<reads { read() }
         stop.store(true, ordering: .relaxed)
         done.wait()

@@ -115,9 +115,9 @@ import StageboxSystem
         let rig = try Rig("stall", ringSeconds: 5)
         let take = try rig.recorder.start().get()
         rig.run(periods: 10)
-        usleep(50_000)
+        #expect(waitUntil { rig.recorder.status.take?.frames == 10 * 64 }, "the ring is empty before the stall")
         rig.recorder.shared.withLock { _ in rig.run(periods: 3700) } // 4.93 s while the writer waits
-        usleep(200_000)
+        #expect(waitUntil { rig.recorder.status.take?.frames == 3710 * 64 }, "all of it written after the stall")
         #expect(rig.recorder.status.take?.droppedFrames == 0)
         rig.recorder.shared.withLock { _ in rig.run(periods: 3800) } // 5.07 s: more than the ring
         usleep(200_000)
@@ -133,9 +133,10 @@ import StageboxSystem
         let rig = try Rig("markers")
         let take = try rig.recorder.start().get()
         rig.run(periods: 100)
-        usleep(50_000)
+        // The writer has the first 100 periods on disk, then has placed the marker.
+        #expect(waitUntil { rig.recorder.status.take?.frames == 100 * 64 })
         #expect(rig.recorder.mark(label: "verse"))
-        usleep(50_000)
+        #expect(waitUntil { rig.recorder.status.take?.markers == 1 })
         rig.run(periods: 100)
         rig.recorder.stop()
         rig.waitForIdle()
@@ -207,4 +208,14 @@ import StageboxSystem
         // The next take's number follows the one in the directory.
         #expect(try TakeDirectory(path: directory).nextSequence() == 8)
     }
+}
+
+/// Until `condition` holds, for up to 30 s (a loaded machine is slow, never wrong).
+func waitUntil(_ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(30)
+    while Date() < end {
+        if condition() { return true }
+        usleep(2000)
+    }
+    return condition()
 }

@@ -49,7 +49,7 @@ import Testing
         try first.disconnect(from: "codec.in", to: "codec.out")
         try first.connect(from: "tone", to: "codec.out:2")
         try first.setMuted("codec.in", true)
-        #expect(waitFor(2) { contents(path).contains("muted = [\"codec.in\"]") })
+        #expect(waitFor(30) { contents(path).contains("muted = [\"codec.in\"]") })
         // No stop(): as after SIGKILL, whatever was written is all there is.
 
         let second = try engine()
@@ -78,12 +78,12 @@ import Testing
 
         try addClientPort(e, "call.out", .sender) // and starts again
         try addClientPort(e, "call.in", .receiver)
-        #expect(waitFor(3) { e.connections.count == 3 })
+        #expect(waitFor(30) { e.connections.count == 3 })
         #expect(Set(e.connections.map(\.description)) == ["codec.in -> codec.out", "call.out -> codec.out", "codec.in -> call.in"])
         #expect(try e.isMuted("call.out"))
         // Disconnected by someone while both ends are there: forgotten.
         try e.disconnect(from: "call.out", to: "codec.out")
-        #expect(waitFor(2) { !contents(dir.path("state.toml")).contains("call.out -> codec.out") })
+        #expect(waitFor(30) { !contents(dir.path("state.toml")).contains("call.out -> codec.out") })
     }
 
     /// A client that connects its own port first (the ALSA plugin, `stagebox record --from`)
@@ -109,7 +109,7 @@ import Testing
             try e.connect(from: "aplay-\(i).out", to: "codec.out")
             try e.removePort("aplay-\(i).out")
         }
-        #expect(waitFor(2) { contents(dir.path("state.toml")).contains("aplay-79.out") })
+        #expect(waitFor(30) { contents(dir.path("state.toml")).contains("aplay-79.out") })
         let saved = try SavedState.parse(contents(dir.path("state.toml")))
         #expect(saved.connections.count == 64)
         #expect(saved.connections.first?.from == "aplay-16.out")
@@ -173,7 +173,7 @@ import Testing
         usleep(300_000)
         #expect(k.shown.contains("last write failed"), "\(k.shown)")
         try FileManager.default.createDirectory(atPath: dir.path("late"), withIntermediateDirectories: false)
-        #expect(waitFor(3) { contents(path).contains("muted = [\"codec.in\"]") })
+        #expect(waitFor(30) { contents(path).contains("muted = [\"codec.in\"]") })
     }
 
     /// `state clear` empties the file; the graph as it is stays.

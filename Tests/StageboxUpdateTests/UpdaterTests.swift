@@ -26,14 +26,24 @@ import Testing
 
     private func bundle(_ rauc: RaucStandIn) throws -> String { try rauc.scratch.write("update.raucb", "a bundle") }
 
+    /// Until the install ends one way or the other (each step runs the stand-in, a shell
+    /// script: seconds on a loaded machine).
     private func settled(_ u: Updater) -> Bool {
-        for _ in 0..<200 {
+        waitUntil {
             switch u.phase {
-            case .installed, .failed: return true
-            default: usleep(20_000)
+            case .installed, .failed: true
+            default: false
             }
         }
-        return false
+    }
+
+    private func waitUntil(_ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(60)
+        while Date() < end {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
     }
 
     @Test func anInstallShowsItsProgressThenReboots() throws {
@@ -94,8 +104,9 @@ import Testing
         let u = updater(rauc, watch: watch)
         let file = try bundle(rauc)
         _ = u.install(file, force: false)
-        usleep(500_000)
-        #expect(u.phase == Updater.Phase.waitingForTake(bundle: file))
+        #expect(waitUntil { u.phase == Updater.Phase.waitingForTake(bundle: file) }, "\(u.phase)")
+        usleep(300_000)
+        #expect(u.phase == Updater.Phase.waitingForTake(bundle: file), "it goes on waiting")
         #expect(u.install(file, force: false).hasPrefix("refused: an update is already under way"))
         #expect(!rauc.calls.contains { $0.hasPrefix("install") })
         watch.takes.store(0, ordering: .relaxed)

@@ -149,13 +149,13 @@ import Testing
         }
         let ports = try board.stagebox(["ports"])
         #expect(!ports.stdout.contains("victim") && ports.stdout.contains("codec.in -> codec.out"))
-        #expect(eventually(5) { board.openDescriptors <= before }, "descriptors \(before) → \(board.openDescriptors)")
+        #expect(eventually(30) { board.openDescriptors <= before }, "descriptors \(before) → \(board.openDescriptors)")
         log = board.stop()
         #expect(log.contains("left: disconnected"))
     }
 }
 
-func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+func eventually(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     let end = Date().addingTimeInterval(seconds)
     while Date() < end {
         if condition() { return true }

@@ -22,9 +22,10 @@ import Musl
         return (master, slave)
     }
 
-    /// Reads what the program wrote until `text` shows up (or 5 s pass); returns all of it.
+    /// Reads what the program wrote until `text` shows up (or 30 s pass: the first prompt waits
+    /// for a whole board to start); returns all of it.
     private func read(_ master: Int32, until text: String, into screen: inout String) -> Bool {
-        let end = Date().addingTimeInterval(5)
+        let end = Date().addingTimeInterval(30)
         var buffer = [UInt8](repeating: 0, count: 4096)
         while Date() < end {
             if screen.contains(text) { return true }
@@ -152,7 +153,7 @@ import Musl
         usleep(300_000)
         type(master, keys)
         #expect(read(master, until: "statistics: frames=", into: &screen), "stopped: \(screen.suffix(300))")
-        let end = Date().addingTimeInterval(5)
+        let end = Date().addingTimeInterval(30)
         while process.isRunning && Date() < end { usleep(20_000) }
         #expect(!process.isRunning, "stagebox still runs after \(keys.debugDescription)")
         if !process.isRunning { #expect(process.terminationStatus == 0) }

@@ -29,7 +29,7 @@ import Musl
         defer { _ = log }
         let take = board.scratch.path("honest.wav")
         let recorder = try board.start(["record", take, "--port", "honest.in", "--from", "codec.in", "--seconds", "8"])
-        #expect(eventually(10) { (try? board.stagebox(["ports"]).stdout.contains("honest.in")) == true })
+        #expect(eventually(30) { (try? board.stagebox(["ports"]).stdout.contains("honest.in")) == true })
 
         let hostile = Process()
         hostile.executableURL = Self.hostileClient

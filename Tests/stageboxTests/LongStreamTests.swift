@@ -82,8 +82,8 @@ func writeSequence(to path: String, seconds: Int) throws {
             try board.start(["record", s.path("\($0).wav"), "--port", "rec\($0).in", "--encoding", "PCM_16",
                              "--seconds", "400"])
         }
-        #expect(eventually(10) { (try? board.stagebox(["ports"]).stdout.contains("recc.in")) == true })
-        #expect(eventually(10) { (try? board.stagebox(["ports"]).stdout.contains("recswift.in")) == true })
+        #expect(eventually(30) { (try? board.stagebox(["ports"]).stdout.contains("recc.in")) == true })
+        #expect(eventually(30) { (try? board.stagebox(["ports"]).stdout.contains("recswift.in")) == true })
         let started = Date()
         let play = try board.start(["play", input, "--port", "player.out", "--to", "recswift.in"])
         let c = Process()
@@ -133,7 +133,7 @@ extension LongStreamTests {
         try writer.close()
         let recorder = try board.start(["record", s.path("out.wav"), "--port", "rec.in", "--channels", "1",
                                         "--seconds", "\(seconds + 10)"])
-        #expect(eventually(10) { (try? board.stagebox(["ports"]).stdout.contains("rec.in")) == true })
+        #expect(eventually(30) { (try? board.stagebox(["ports"]).stdout.contains("rec.in")) == true })
         let started = Date()
         let play = try board.stagebox(["play", input, "--port", "player.out", "--to", "rec.in"])
         let took = Date().timeIntervalSince(started)

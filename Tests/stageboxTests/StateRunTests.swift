@@ -24,7 +24,7 @@ import Musl
         #expect(try first.stagebox(["disconnect", "codec.in", "codec.out"]).status == 0)
         #expect(try first.stagebox(["connect", "tone", "codec.out"]).status == 0)
         #expect(try first.stagebox(["mute", "codec.in"]).status == 0)
-        #expect(waitFor(5) { contents(dir.path("state.toml")).contains("muted = [\"codec.in\"]") })
+        #expect(waitFor(30) { contents(dir.path("state.toml")).contains("muted = [\"codec.in\"]") })
         kill(first.process.processIdentifier, SIGKILL)
         first.process.waitUntilExit()
         first.scratch.remove()
@@ -50,17 +50,17 @@ import Musl
             try board.start(["record", dir.path("call.wav"), "--port", "call.in", "--seconds", "60"])
         }
         let app = try startApp()
-        #expect(waitFor(10) { (try? board.stagebox(["ports"]).stdout.contains("call.in")) == true })
+        #expect(waitFor(30) { (try? board.stagebox(["ports"]).stdout.contains("call.in")) == true })
         #expect(try board.stagebox(["connect", "tone", "call.in"]).status == 0)
         kill(app.processIdentifier, SIGKILL)
         app.waitUntilExit()
-        #expect(waitFor(5) { (try? board.stagebox(["ports"]).stdout.contains("call.in")) == false })
+        #expect(waitFor(30) { (try? board.stagebox(["ports"]).stdout.contains("call.in")) == false })
         let shown = try board.stagebox(["console", "--execute", "state show"]).stdout
         #expect(shown.contains("waiting for their ports: tone -> call.in"), "\(shown)")
 
         let again = try startApp()
         defer { again.interrupt(); again.waitUntilExit() }
-        #expect(waitFor(10) { (try? board.stagebox(["ports"]).stdout.contains("tone -> call.in")) == true })
+        #expect(waitFor(30) { (try? board.stagebox(["ports"]).stdout.contains("tone -> call.in")) == true })
     }
 
     /// A state file cut short: logged, set aside, and the board runs on its configuration.

@@ -15,7 +15,7 @@ import Testing
             "STAGEBOX_REBOOT": "/bin/true", "STAGEBOX_MARK_GOOD_AFTER": "1",
         ])
         defer { _ = board.stop() }
-        #expect(waitFor(10) { (try? board.stagebox(["console", "--execute", "status"]).stdout)?.contains("system      slot A, 0.1.0-1, marked good") == true })
+        #expect(waitFor(30) { (try? board.stagebox(["console", "--execute", "status"]).stdout)?.contains("system      slot A, 0.1.0-1, marked good") == true })
         let run = try board.stagebox(["update", bundle])
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n").map(String.init)
