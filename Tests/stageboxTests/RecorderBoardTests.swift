@@ -21,6 +21,21 @@ import Musl
             .first { $0.first == trigger }?.dropFirst().first ?? "?"
     }
 
+    /// The running take's length on disk, as `status` says it ("recording NAME: 1.6 s, …").
+    private func takeSeconds(_ board: SimulatedBoard) -> Double? {
+        guard let line = console(board, "status").split(separator: "\n").first(where: { $0.contains("recording 2") }),
+              let colon = line.firstIndex(of: ":") else { return nil }
+        return Double(line[line.index(after: colon)...].split(separator: " ").first ?? "")
+    }
+
+    /// Until the take holds `seconds` of audio on disk (a loaded machine's writer lags; it
+    /// never loses anything).
+    private func waitForTake(_ board: SimulatedBoard, seconds: Double) -> Double? {
+        var got: Double?
+        _ = waitFor(60) { got = takeSeconds(board); return (got ?? 0) >= seconds }
+        return got
+    }
+
     private func recorderConfig(_ directory: String, extra: String = "") -> String {
         """
         [recorder]
@@ -85,7 +100,7 @@ import Musl
         let config = recorderConfig(takes.path("takes"), extra: "sync_interval_ms = 10000")
         let first = try SimulatedBoard(config: config)
         #expect(console(first, "record start").hasPrefix("recording take "))
-        usleep(1_500_000)
+        let written = try #require(waitForTake(first, seconds: 1.5), "the take never reached 1.5 s")
         kill(first.process.processIdentifier, SIGKILL)
         first.process.waitUntilExit()
         first.scratch.remove()
@@ -98,7 +113,8 @@ import Musl
         let log = second.stop()
         #expect(log.contains("recorder: \(takes.path("takes"))/\(file) repaired: the header said 0 frames"), "\(log)")
         let reader = try AudioFileReader(path: takes.path("takes") + "/" + file)
-        #expect(reader.frames > 48000) // 1.5 s recorded, none lost to the kill
+        // Everything the recorder had written before the kill is in the repaired file.
+        #expect(Double(reader.frames) >= (written - 0.1) * 48000, "\(reader.frames) frames, \(written) s written")
         let sox = Process()
         sox.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
         sox.arguments = ["--i", "-s", takes.path("takes") + "/" + file]
@@ -116,7 +132,8 @@ import Musl
         let board = try SimulatedBoard(speed: 4, config: recorderConfig(takes.path("takes")),
                                        environment: ["STAGEBOX_RF64_THRESHOLD": "500000"])
         #expect(console(board, "record start").hasPrefix("recording take "))
-        usleep(2_000_000) // 8 s of audio at 4 times real time: 768 000 bytes of PCM_16 mono
+        // 6 s of PCM_16 mono is 576 000 bytes, past the threshold.
+        #expect(waitForTake(board, seconds: 6) != nil)
         #expect(console(board, "record stop").hasPrefix("stopped take "))
         #expect(waitFor(30) { state(board, "record") == "normal" })
         _ = board.stop()
@@ -168,7 +185,7 @@ import Musl
         defer { takes.remove() }
         let board = try SimulatedBoard(speed: 16, config: recorderConfig(takes.path("takes"), extra: "sync_interval_ms = 100"))
         #expect(console(board, "record start").hasPrefix("recording take "))
-        usleep(7_500_000) // 120 s of audio
+        #expect((waitForTake(board, seconds: 120) ?? 0) >= 120, "two minutes of audio") // 7.5 s at 16 times
         let stopped = console(board, "record stop")
         #expect(stopped.hasPrefix("stopped take "), "\(stopped)")
         let log = board.stop()
