@@ -85,6 +85,7 @@ func writeSequence(to path: String, seconds: Int) throws {
         #expect(eventually(30) { (try? board.stagebox(["ports"]).stdout.contains("recc.in")) == true })
         #expect(eventually(30) { (try? board.stagebox(["ports"]).stdout.contains("recswift.in")) == true })
         let started = Date()
+        let watch = StallWatch()
         let play = try board.start(["play", input, "--port", "player.out", "--to", "recswift.in"])
         let c = Process()
         c.executableURL = URL(fileURLWithPath: program)
@@ -99,16 +100,26 @@ func writeSequence(to path: String, seconds: Int) throws {
         #expect(play.terminationStatus == 0, "\(played.stderr)")
         #expect(played.stdout.contains("played \(frames) frames"), "\(played.stdout)")
         #expect(c.terminationStatus == 0, "\(sent.stdout) \(sent.stderr)")
-        #expect(sent.stdout.contains("underruns 0, overruns 0"), "\(sent.stdout)")
         // Both end as soon as the bus has taken their last frame: 300 s of audio at 4× is 75 s.
         #expect(seconds < 300, "the players took \(seconds) s") // not stuck: 75 s when the machine is free
         usleep(500_000)
         for r in recorders { r.interrupt(); r.waitUntilExit() }
+        // At 4× a client's ring is 85 ms of the machine's time: the clients (normal priority,
+        // as people's are) are judged to the frame where the machine kept running.
+        // Where no client lost a frame (their counters say so), the recordings must be bit-exact
+        // whatever the machine did: that is logic, and always judged.
+        let stalls = watch.finish()
+        print(StallWatch.report(stalls, "five minutes at 4×"))
+        let senderWhole = sent.stdout.contains("underruns 0, overruns 0")
+        if stalls.isEmpty { #expect(senderWhole, "\(sent.stdout)") }
         for (name, r) in zip(["swift", "c"], recorders) {
             let out = output(of: r).stdout
             #expect(r.terminationStatus == 0)
-            #expect(out.contains("underruns 0, overruns 0"), "\(name): \(out)")
-            #expect(try firstMismatch(recording: s.path("\(name).wav"), frames: frames) == nil, "\(name)")
+            let mismatch = try firstMismatch(recording: s.path("\(name).wav"), frames: frames)
+            let whole = out.contains("underruns 0, overruns 0") && (name == "swift" || senderWhole)
+            if stalls.isEmpty { #expect(out.contains("underruns 0, overruns 0"), "\(name): \(out)") }
+            if stalls.isEmpty || whole { #expect(mismatch == nil, "\(name): \(out)") }
+            print("long stream, \(name): \(out.trimmingCharacters(in: .whitespacesAndNewlines)); " + (mismatch ?? "bit-exact"))
         }
         log = board.stop()
         print("long stream: \(frames) frames (300 s) through Swift and C at 4× in \(Int(seconds)) s")
@@ -135,21 +146,27 @@ extension LongStreamTests {
                                         "--seconds", "\(seconds + 10)"])
         #expect(eventually(30) { (try? board.stagebox(["ports"]).stdout.contains("rec.in")) == true })
         let started = Date()
+        let watch = StallWatch()
         let play = try board.stagebox(["play", input, "--port", "player.out", "--to", "rec.in"])
         let took = Date().timeIntervalSince(started)
         #expect(play.status == 0, "\(play.stderr)")
-        // 20 s of audio at 4× is 5 s; a player waiting for frames stuck in its converter took
-        // its drain timeout (5 s) on top.
-        #expect(took < Double(seconds) / speed + 3, "play took \(took) s")
         recorder.waitUntilExit()
+        let stalls = watch.finish()
+        print(StallWatch.report(stalls, "play at \(rate) Hz"))
         let samples = try AudioFileReader(path: s.path("out.wav")).readAll()
         let loud = samples.indices.filter { abs(samples[$0]) > 0.001 }
         let span = (loud.last ?? 0) - (loud.first ?? 0) + 1
-        #expect(abs(span - seconds * 48000) < 100, "\(span) frames of tone, not \(seconds * 48000)")
         let middle = Array(samples[(loud.first ?? 0) + 4800..<(loud.last ?? 0) - 4800])
         let crossings = (1..<middle.count).filter { middle[$0 - 1] < 0 && middle[$0] >= 0 }.count
         let pitch = Double(crossings) / (Double(middle.count) / 48000)
-        #expect(abs(pitch - 440) < 0.2, "pitch \(pitch) Hz")
+        // Judged where the machine kept running: a starved player leaves a gap in the tone.
+        if stalls.isEmpty {
+            // 20 s of audio at 4× is 5 s; a player waiting for frames stuck in its converter
+            // took its drain timeout (5 s) on top.
+            #expect(took < Double(seconds) / speed + 3, "play took \(took) s")
+            #expect(abs(span - seconds * 48000) < 100, "\(span) frames of tone, not \(seconds * 48000)")
+            #expect(abs(pitch - 440) < 0.2, "pitch \(pitch) Hz")
+        }
         log = board.stop()
         print("play at \(rate) Hz: \(span) frames in \(String(format: "%.2f", took)) s at \(speed)×, pitch \(String(format: "%.3f", pitch)) Hz")
     }
