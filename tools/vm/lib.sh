@@ -91,14 +91,15 @@ need_playrec() {
 }
 
 # attempts FUNCTION ARGS...: run FUNCTION (a scenario's whole host half) in a subshell,
-# and again (three tries in all; a shared build machine stalled twice in a row once) when it
+# and again (five tries in all; a shared build machine stalled a guest three times in a row
+# on 2026-11-26, 66–154 host stalls a minute) when it
 # exits 122: the rig failed, not the program under test (run's
 # own verdict, or a scenario's, e.g. stagebox counted an xrun the scenario did not
 # provoke: the emulated CPU lost real time). Never retried: a wrong result, a guest
 # that died (125), a timeout (124).
 attempts() {
 	local status try
-	for try in 1 2 3; do
+	for try in 1 2 3 4 5; do
 		# Not "(...) || status=$?": errexit would be off in the subshell.
 		set +e
 		(
@@ -107,8 +108,8 @@ attempts() {
 		)
 		status=$?
 		set -e
-		[[ $status == "$RIG_FAILED" && $try != 3 ]] || break
-		echo "--- the rig failed (above): trying again ($((try + 1)) of 3)"
+		[[ $status == "$RIG_FAILED" && $try != 5 ]] || break
+		echo "--- the rig failed (above): trying again ($((try + 1)) of 5)"
 	done
 	return "$status"
 }
