@@ -91,7 +91,7 @@ let package = Package(
                 cSettings: [.define("PIC")]),
         // Takes: one WAV per source from the audio thread's rings, written to survive a power cut.
         .target(name: "StageboxRecorder", dependencies: [
-            "StageboxEngine", "StageboxRealtime", "StageboxSystem", "StageboxAudioFiles",
+            "CLinux", "StageboxEngine", "StageboxRealtime", "StageboxSystem", "StageboxAudioFiles",
             .product(name: "Logging", package: "swift-log"), .product(name: "DequeModule", package: "swift-collections"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The hardware of the controls: GPIO buttons and LEDs (libgpiod 1.6).
@@ -172,7 +172,7 @@ let package = Package(
         .testTarget(name: "StageboxLatencyTests", dependencies: ["StageboxLatency"]),
         .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle", "StageboxDrivers"]),
         .testTarget(name: "StageboxRecorderTests", dependencies: [
-            "StageboxRecorder", "StageboxEngine", "StageboxAudioFiles", "StageboxSystem", "StageboxTestSupport", "CSndFile",
+            "CLinux", "StageboxRecorder", "StageboxEngine", "StageboxAudioFiles", "StageboxSystem", "StageboxTestSupport", "CSndFile",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "StageboxPortRulesTests", dependencies: ["StageboxPortRules"]),
@@ -180,7 +180,7 @@ let package = Package(
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
         .testTarget(name: "StageboxTriggersTests", dependencies: ["StageboxTriggers"]),
         .testTarget(name: "StageboxApplianceTests", dependencies: [
-            "StageboxAppliance", "StageboxConfig", "StageboxDrivers", "StageboxClient", "StageboxSystem", "StageboxTestSupport",
+            "StageboxAppliance", "StageboxConfig", "StageboxDrivers", "StageboxRecorder", "StageboxClient", "StageboxSystem", "StageboxTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "StageboxMIDITests", dependencies: ["StageboxMIDI", "StageboxTriggers", "CALSA"]),

@@ -150,6 +150,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     var updateStatus: String? { updater.statusLine }
     var takes: [String] { recording.takes }
     var recorderStatus: String? { recording.statusLine }
+    var storage: [String] { recording.storage }
 
     var clients: [ClientSummary] {
         (server?.clients ?? []).map { c in

@@ -6,6 +6,7 @@ import StageboxFormatting
 import StageboxRecorder
 import StageboxTriggers
 import StageboxSystem
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -20,6 +21,8 @@ final class Recording: Sendable {
     let player: TakePlayer
     private let triggers: TriggerBoard
     private let logger: Logger
+    /// The take the short-time warning was logged for.
+    private let warnedTake = Mutex<String?>(nil)
 
     init(_ config: StageboxConfiguration, engine: Engine, triggers: TriggerBoard, logger: Logger) {
         let section = config.recorder
@@ -27,7 +30,7 @@ final class Recording: Sendable {
                                         encoding: AudioFileEncoding(rawValue: section.encoding) ?? .pcm24,
                                         sampleRate: config.audio.rate, syncIntervalMs: section.syncIntervalMs,
                                         preRollSeconds: section.preRollSeconds, minFreeMB: section.minFreeMB,
-                                        rf64Threshold: Self.rf64Threshold)
+                                        rf64Threshold: Self.rf64Threshold, mirror: section.mirror)
         recorder = Recorder(settings: settings, engine: engine, logger: logger)
         player = TakePlayer(engine: engine, logger: logger)
         self.triggers = triggers
@@ -112,11 +115,27 @@ final class Recording: Sendable {
         // (a press's action and the writer's answer can cross).
         let wanted: TriggerState
         switch recorder.status.state {
-        case .recording: wanted = .selected
+        case .recording:
+            // A take whose copy failed shows the error while it goes on; one short of time alternates.
+            if case .failed = recorder.mirrorState { wanted = .error } else { wanted = warnIfTimeIsShort() ? .alternate : .selected }
         case .failed: wanted = recorder.isStarting ? .alternate : .error
         case .idle: wanted = recorder.isStarting ? .alternate : .normal
         }
         if triggers.state("record") != wanted { triggers.setState("record", wanted) }
+    }
+
+    /// Whether the take has less than ten minutes left on its medium; says so in the log once
+    /// a take.
+    private func warnIfTimeIsShort() -> Bool {
+        guard let left = recorder.timeLeft, left.isLow, let take = recorder.status.take?.name else { return false }
+        let first = warnedTake.withLock { warned in
+            defer { warned = take }
+            return warned != take
+        }
+        if first {
+            logger.warning("recorder: \(left.text) of recording left in \(recorder.settings.directory) (take \(take))")
+        }
+        return true
     }
 
     var runningTakes: Int { recorder.isRecording ? 1 : 0 }
@@ -162,19 +181,60 @@ final class Recording: Sendable {
     var statusLine: String {
         let s = recorder.status
         if s.state != .recording, let problem = recorder.problem() { return "cannot record: \(problem)" }
-        let free = s.freeBytes.map { Self.size($0) + " free in \(recorder.settings.directory)" } ?? recorder.settings.directory
+        let left = recorder.timeLeft.map { ", \($0.text) of recording left" } ?? ""
+        let free = s.freeBytes.map { Self.size($0) + " free in \(recorder.settings.directory)" + left } ?? recorder.settings.directory
         switch s.state {
         case .recording:
             guard let take = s.take else { return "recording; \(free)" }
             let dropped = take.droppedFrames > 0 ? ", \(take.droppedFrames) frames dropped" : ""
-            return "recording \(take.name): \(fixed(take.seconds, digits: 1)) s, \(Self.size(take.bytes))\(dropped); \(free)"
-        case .idle: return "idle; \(free)"
-        case .failed(let why): return "error: \(why); \(free)"
+            return "recording \(take.name): \(fixed(take.seconds, digits: 1)) s, \(Self.size(take.bytes))\(dropped); \(free)" + mirrorNote
+        case .idle: return "idle; \(free)" + mirrorNote
+        case .failed(let why): return "error: \(why); \(free)" + mirrorNote
         }
     }
 
-    /// In units of 1000, as `min_free_mb` counts.
+    /// What the mirror is doing, for `status`; empty with no mirror.
+    private var mirrorNote: String {
+        switch recorder.mirrorState {
+        case .idle: recorder.settings.mirror.isEmpty ? "" : "; mirror \(recorder.settings.mirror): no take yet"
+        case let .copying(_, directory): "; copying to \(directory)"
+        case let .copied(take, directory): "; take \(take) copied to \(directory)"
+        case let .failed(why): "; mirror failed: \(why)"
+        }
+    }
+
+    /// `storage`: every medium takes can go to, with its filesystem, size, free space and the
+    /// recording time left on it; then what a second of recording costs.
+    var storage: [String] {
+        var rows: [[String]] = []
+        if let (medium, left) = recorder.medium() {
+            rows.append([medium.path, medium.filesystem, Self.size(medium.sizeBytes), Self.size(medium.freeBytes),
+                         left?.text ?? "-"])
+        } else {
+            rows.append([recorder.settings.directory, "-", "-", "-", "missing"])
+        }
+        switch MirrorTarget.resolve(recorder.settings.mirror, mediaRoot: recorder.settings.mediaRoot) {
+        case .success(let directory)?:
+            if let medium = Medium(path: directory) {
+                let left = RecordTimeLeft(freeBytes: medium.freeBytes, reserveBytes: recorder.settings.minFreeBytes,
+                                          bytesPerSecond: recorder.bytesPerSecond)
+                rows.append([directory + " (mirror)", medium.filesystem, Self.size(medium.sizeBytes), Self.size(medium.freeBytes),
+                             left?.text ?? "-"])
+            }
+        case .failure(let refusal)?: rows.append(["mirror " + recorder.settings.mirror, "-", "-", "-", refusal.reason])
+        case nil: break
+        }
+        let rate = recorder.bytesPerSecond
+        let costs = rate > 0
+            ? "recording \(recorder.settings.encoding.rawValue) at \(recorder.settings.sampleRate) Hz writes "
+                + Self.size(UInt64(rate)) + " a second; \(Self.size(recorder.settings.minFreeBytes)) is kept free (min_free_mb)"
+            : "no recorder source is on the bus (\(recorder.settings.sources.joined(separator: ", "))): no time to tell"
+        return [textTable(["MEDIUM", "FS", "SIZE", "FREE", "TIME LEFT"], rows, width: .max), costs]
+    }
+
+    /// In units of 1000, as `min_free_mb` counts; gigabytes from 10 GB.
     private static func size(_ bytes: UInt64) -> String {
-        bytes >= 1_000_000 ? fixed(Double(bytes) / 1_000_000, digits: 1) + " MB" : fixed(Double(bytes) / 1000, digits: 1) + " kB"
+        if bytes >= 10_000_000_000 { return fixed(Double(bytes) / 1_000_000_000, digits: 1) + " GB" }
+        return bytes >= 1_000_000 ? fixed(Double(bytes) / 1_000_000, digits: 1) + " MB" : fixed(Double(bytes) / 1000, digits: 1) + " kB"
     }
 }

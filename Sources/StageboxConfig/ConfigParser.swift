@@ -164,7 +164,7 @@ public struct ConfigParser {
     }
 
     private mutating func readRecorder(_ t: TOMLTable, into recorder: inout RecorderSection) {
-        let allowed = ["directory", "source", "sources", "encoding", "sync_interval_ms", "pre_roll_s", "min_free_mb"]
+        let allowed = ["directory", "source", "sources", "encoding", "sync_interval_ms", "pre_roll_s", "min_free_mb", "mirror"]
         var fields = Fields(parser: self, table: t, section: "recorder", allowedKeys: allowed)
         fields.string("directory", &recorder.directory, nonEmpty: true)
         if !recorder.directory.hasPrefix("/") {
@@ -192,6 +192,15 @@ public struct ConfigParser {
         fields.int("sync_interval_ms", &recorder.syncIntervalMs, range: RecorderSection.syncIntervalRange)
         fields.double("pre_roll_s", &recorder.preRollSeconds, range: RecorderSection.preRollRange)
         fields.int("min_free_mb", &recorder.minFreeMB, range: RecorderSection.minFreeRange)
+        fields.string("mirror", &recorder.mirror, nonEmpty: false)
+        if !(recorder.mirror.isEmpty || recorder.mirror == "usb" || recorder.mirror.hasPrefix("/")) {
+            fields.problem("mirror", "'\(recorder.mirror)' is neither \"usb\" nor an absolute path",
+                           allowed: "\"\" (no copy), \"usb\" (the first USB stick) or a path from /")
+            recorder.mirror = ""
+        } else if recorder.mirror == recorder.directory {
+            fields.problem("mirror", "is the recorder's own directory: a copy must go to another medium")
+            recorder.mirror = ""
+        }
         problems = fields.parser.problems
     }
 

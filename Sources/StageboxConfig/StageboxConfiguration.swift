@@ -136,6 +136,9 @@ public struct RecorderSection: Sendable, Equatable {
     public var syncIntervalMs = 1000
     public var preRollSeconds = 0.0
     public var minFreeMB = 64
+    /// Where each take is copied as it is recorded: "" nowhere, "usb" the first USB stick
+    /// mounted under /media, or a directory on another medium.
+    public var mirror = ""
 
     public init() {}
 

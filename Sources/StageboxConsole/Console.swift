@@ -35,6 +35,7 @@ public struct Console: Sendable {
         .init(name: "triggers", usage: "triggers", summary: "the triggers and their states"),
         .init(name: "record", usage: "record start|stop", summary: "start or stop a take"),
         .init(name: "takes", usage: "takes", summary: "the last takes with length, size and any repairs"),
+        .init(name: "storage", usage: "storage", summary: "where takes go: size, free space, recording time left"),
         .init(name: "buttons", usage: "buttons", summary: "the buttons, their lines' levels and triggers"),
         .init(name: "midi", usage: "midi", summary: "the MIDI peers connected and the events counted"),
         .init(name: "state", usage: "state show|save|clear", summary: "the run-time changes kept across restarts ([state])"),
@@ -128,6 +129,9 @@ public struct Console: Sendable {
             let lines = context.lifecycleChanges
             return lines.isEmpty ? "no changes yet" : lines.joined(separator: "\n")
         case ("record", 1) where args[0] == "start" || args[0] == "stop": return context.record(start: args[0] == "start")
+        case ("storage", 0):
+            let lines = context.storage
+            return lines.isEmpty ? "no recorder configured" : lines.joined(separator: "\n")
         case ("takes", 0):
             let lines = context.takes
             return lines.isEmpty ? "no takes yet" : lines.joined(separator: "\n")

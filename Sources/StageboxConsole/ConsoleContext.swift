@@ -91,6 +91,8 @@ public protocol ConsoleContext: Sendable {
     var takes: [String] { get }
     /// The recorder's line for `status` (the take's time and size, the free space), or nil.
     var recorderStatus: String? { get }
+    /// `storage`: the media takes go to, with free space and recording time left.
+    var storage: [String] { get }
     /// The configured buttons with their debounced levels.
     var buttons: [ButtonWatcher.Status] { get }
     /// MIDI's line for `status` (peers and counters); nil without `[midi]`.
@@ -115,6 +117,7 @@ extension ConsoleContext {
     public func record(start: Bool) -> String { "refused: this stagebox has no recorder" }
     public var takes: [String] { [] }
     public var recorderStatus: String? { nil }
+    public var storage: [String] { [] }
     public var buttons: [ButtonWatcher.Status] { [] }
     public var midiStatus: String? { nil }
     public var midi: [String]? { nil }

@@ -28,6 +28,8 @@ public final class Recorder: Sendable {
     private let running = Atomic<Bool>(false)
     /// The writer thread's loop, while it runs.
     private let loop = Mutex<ServiceLoop?>(nil)
+    /// The copy of every take on another medium; nil with no `mirror` configured.
+    let mirror: MirrorWriter?
     private let stateListener = Mutex<(@Sendable (RecorderState) -> Void)?>(nil)
 
     enum Command {
@@ -56,6 +58,7 @@ public final class Recorder: Sendable {
         self.engine = engine
         self.logger = logger
         directory = TakeDirectory(path: settings.directory)
+        mirror = settings.mirror.isEmpty ? nil : MirrorWriter(settings: settings, logger: logger)
     }
 
     /// Calls `listener` on every change of state (on the thread that made it).
@@ -104,15 +107,20 @@ public final class Recorder: Sendable {
         running.store(true, ordering: .relaxed)
         let writer = TakeWriter(recorder: self)
         do {
+            try mirror?.start()
             let started = try ServiceLoop(named: "the recorder's writer")
             loop.withLock { $0 = started }
             try started.start({ _ in .init(deadline: writer.round()) }, finish: { writer.finish() })
         } catch {
             loop.withLock { $0 = nil }
+            mirror?.stop()
             running.store(false, ordering: .relaxed)
             throw error
         }
     }
+
+    /// Where the copy of the takes stands; `.idle` with no mirror.
+    public var mirrorState: MirrorState { mirror?.state ?? .idle }
 
     /// Ends a running take (its files made whole) and the writer thread.
     public func shutdown() {
@@ -120,6 +128,7 @@ public final class Recorder: Sendable {
         shared.withLock { $0.commands.append(.stop(reason: nil)) }
         running.store(false, ordering: .releasing)
         writer.stop()
+        mirror?.stop() // after the writer: its last take's copy gets every frame, then closes
     }
 
     var isRunning: Bool { running.load(ordering: .acquiring) }

@@ -17,10 +17,15 @@ public struct RecorderSettings: Sendable {
     public var ringSeconds: Double
     /// See `TakeFile.init(rf64Threshold:)`.
     public var rf64Threshold: UInt64
+    /// Where each take is copied as it is recorded (see `MirrorTarget`); "" for nowhere.
+    public var mirror: String
+    /// Where USB sticks are mounted, for `mirror = "usb"`.
+    public var mediaRoot: String
 
     public init(directory: String, sources: [String], encoding: AudioFileEncoding = .pcm24, sampleRate: Int,
                 syncIntervalMs: Int = 1000, preRollSeconds: Double = 0, minFreeMB: Int = 64,
-                ringSeconds: Double = 5, rf64Threshold: UInt64 = UInt64(UInt32.max)) {
+                ringSeconds: Double = 5, rf64Threshold: UInt64 = UInt64(UInt32.max), mirror: String = "",
+                mediaRoot: String = "/media") {
         self.directory = directory
         self.sources = sources
         self.encoding = encoding
@@ -30,8 +35,13 @@ public struct RecorderSettings: Sendable {
         self.minFreeBytes = UInt64(minFreeMB) * 1_000_000
         self.ringSeconds = ringSeconds
         self.rf64Threshold = rf64Threshold
+        self.mirror = mirror
+        self.mediaRoot = mediaRoot
     }
 
     var ringFrames: Int { Int(ringSeconds * Double(sampleRate)) }
     var preRollFrames: Int { Int(preRollSeconds * Double(sampleRate)) }
+    /// The mirror's ring for each source: twice the takes' own, as a USB stick stalls longer
+    /// than an SD card (and holds the longest pre-roll, which arrives at once).
+    var mirrorRingSeconds: Double { max(2 * ringSeconds, preRollSeconds + ringSeconds) }
 }

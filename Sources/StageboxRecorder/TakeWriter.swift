@@ -34,6 +34,8 @@ final class TakeWriter: @unchecked Sendable {
         var preRollFrames = 0
         var droppedFrames = 0
         var markers = 0
+        /// The copy on the mirror's medium, handed every frame written here.
+        var copy: MirrorCopy?
     }
 
     init(recorder: Recorder) { self.recorder = recorder }
@@ -118,6 +120,7 @@ final class TakeWriter: @unchecked Sendable {
                                  minute: clock.minute, sequence: sequence, source: "")
         let name = String(base.dropLast(5)) // without "_.wav"
         var files: [(tap: RecorderTap, file: TakeFile, droppedSeen: Int)] = []
+        var bexts: [BroadcastInfo] = [] // each file's, for its copy
         for tap in present {
             let file = TakeName.make(year: clock.year, month: clock.month, day: clock.day, hour: clock.hour,
                                      minute: clock.minute, sequence: sequence, source: tap.source)
@@ -130,24 +133,27 @@ final class TakeWriter: @unchecked Sendable {
                                                            encoding: settings.encoding),
                                         bext: bext, rf64Threshold: settings.rf64Threshold)
                 files.append((tap, take, droppedBefore[tap.source] ?? 0))
+                bexts.append(bext)
             } catch {
                 for f in files { try? f.file.close(); unlink(f.file.path) }
                 shut(present)
                 return refuse("\(error)")
             }
         }
+        let copy = mirrorCopy(name: name, files: zip(files, bexts).map { ($0.file, $1) })
         var preRollFailure: String?
         if settings.preRollFrames > 0 {
-            for f in files {
+            for (index, f) in files.enumerated() {
                 preRolls[f.tap.source]?.drain { p, n in
                     guard preRollFailure == nil else { return }
                     do throws(SystemCallError) { try f.file.append(p, frames: n) } catch { preRollFailure = Self.describe(error) }
+                    if preRollFailure == nil { copy?.hand(index, p, frames: n) }
                 }
             }
         }
         let interval = Int64(settings.syncIntervalMs) * 1_000_000
         take = Take(name: name, files: files, nextSync: monotonicNanoseconds() + interval, askedNanos: askedNanos,
-                    preRollFrames: preRollFrames)
+                    preRollFrames: preRollFrames, copy: copy)
         let running = RunningTake(name: name, files: files.map { $0.file.path }, frames: 0, bytes: 0,
                                   seconds: 0, droppedFrames: 0, markers: 0)
         // The running take is published before the answer: whoever was answered "recording"
@@ -172,6 +178,7 @@ final class TakeWriter: @unchecked Sendable {
         }
         var failure = reason
         if failure == nil { failure = pumpTake() }
+        if let copy = t.copy { recorder.mirror?.end(copy) } // after the last frame was handed
         var summaries: [TakeSummary] = []
         for f in t.files {
             do { try f.file.close() } catch { failure = failure ?? "\(error)" }
@@ -204,9 +211,35 @@ final class TakeWriter: @unchecked Sendable {
                 recorder.logger.warning("recorder: no room for another marker in \(f.file.path) (\(f.file.cueCount) kept)")
             }
         }
+        // The copy's marker at the same frame (the files of a take run in step).
+        if let first = t.files.first {
+            let at = first.file.frames + Int64(first.tap.ring.availableFrames)
+            t.copy?.cues.withLock { $0.append((nil, at, label)) }
+        }
         t.markers += 1
         take = t
         recorder.logger.info("recorder: marker '\(label)' in take \(t.name)")
+    }
+
+    /// The take's copy on the mirror's medium, handed to the mirror's thread (which makes its
+    /// files); nil with no mirror, or none to be had (said in the log and the status).
+    private func mirrorCopy(name: String, files: [(file: TakeFile, bext: BroadcastInfo)]) -> MirrorCopy? {
+        guard let mirror = recorder.mirror, let target = MirrorTarget.resolve(settings.mirror, mediaRoot: settings.mediaRoot) else {
+            return nil
+        }
+        switch target {
+        case .failure(let refusal):
+            mirror.refuse(refusal.reason)
+            return nil
+        case .success(let directory):
+            let plans = files.map { f in
+                MirrorCopy.Plan(path: directory + "/" + String(f.file.path.split(separator: "/").last ?? ""),
+                                format: f.file.format, bext: f.bext)
+            }
+            let copy = MirrorCopy(name: name, plans: plans, ringSeconds: settings.mirrorRingSeconds)
+            mirror.begin(copy)
+            return copy
+        }
     }
 
     // MARK: moving audio
@@ -238,6 +271,7 @@ final class TakeWriter: @unchecked Sendable {
                 // The ring was full when they were dropped: the gap is after what it holds now.
                 let at = f.file.frames + Int64(f.tap.ring.availableFrames)
                 f.file.addCue(frame: at, label: "dropped \(lost) frames")
+                t.copy?.cues.withLock { $0.append((i, at, "dropped \(lost) frames")) }
                 t.files[i].droppedSeen = dropped
                 t.droppedFrames += lost
                 recorder.logger.warning("recorder: \(f.file.path): the disk fell behind; \(lost) frames dropped at \(at) (marked with a cue)")
@@ -246,6 +280,7 @@ final class TakeWriter: @unchecked Sendable {
             readAll(f.tap) { p, n in
                 guard failure == nil else { return }
                 do throws(SystemCallError) { try f.file.append(p, frames: n) } catch { failure = Self.describe(error) }
+                if failure == nil { t.copy?.hand(i, p, frames: n) }
             }
             if let failure { return failure }
             if !t.latencyReported, t.preRollFrames > 0 || f.tap.firstFrameNanos.load(ordering: .relaxed) != 0 {

@@ -4,6 +4,7 @@ import StageboxAppliance
 import StageboxClient
 import StageboxConfig
 import StageboxDrivers
+import StageboxRecorder
 import StageboxTestSupport
 import Synchronization
 import Testing
@@ -54,6 +55,56 @@ final class RunningAppliance: @unchecked Sendable {
 /// The appliance assembled and driven in-process: what the configuration says is what runs,
 /// the console reaches every part, a stop is clean. (`Tests/stageboxTests` runs the binary.)
 @Suite(.serialized) struct ApplianceTests {
+    /// `storage` and `status` tell the recording time left; below ten minutes a take's record
+    /// trigger alternates (the log line: RecorderBoardTests). The reserve (`min_free_mb`) is set 40 MB under
+    /// the free space: 40 MB of the tone as mono PCM_16 (96 kB a second) is under 7 minutes.
+    @Test func storageAndStatusTellTheTimeLeftAndATakeWarnsBelowTenMinutes() throws {
+        let free = try #require(Medium(path: "/tmp")).freeBytes
+        let reserve = Int(free / 1_000_000) - 40
+        let running = try RunningAppliance("source = \"tone\"\nencoding = \"PCM_16\"\nmin_free_mb = \(reserve)\n")
+        defer { running.stop() }
+        #expect(running.console("record start").hasPrefix("recording take "))
+        let storage = running.console("storage")
+        #expect(storage.contains("MEDIUM") && storage.contains(running.scratch.path("takes")), "\(storage)")
+        #expect(storage.contains("PCM_16 at 48000 Hz writes 96.0 kB a second"), "\(storage)")
+        #expect(storage.contains(" min"), "a time left in minutes: \(storage)")
+        #expect(waitFor(30) { running.console("triggers").contains("record") && state(running, "record") == "alternate" },
+                "\(running.console("triggers"))")
+        #expect(running.console("status").contains("of recording left"), "\(running.console("status"))")
+        #expect(running.console("record stop").hasPrefix("stopped take "))
+        #expect(waitFor(30) { state(running, "record") == "normal" })
+    }
+
+    /// A take mirrored to a directory: both copies the same bytes, and `status` says so. A
+    /// mirror that is not there: the take runs on, its record trigger shows the error.
+    @Test func aMirroredTakeIsCopiedAndAMissingMirrorShowsAnError() throws {
+        let stick = try Scratch()
+        defer { stick.remove() }
+        let mirror = String(stick.path("x").dropLast(2))
+        let running = try RunningAppliance("source = \"tone\"\nencoding = \"PCM_16\"\nmirror = \"\(mirror)\"\n")
+        #expect(running.console("record start").hasPrefix("recording take "))
+        usleep(300_000)
+        #expect(running.console("record stop").hasPrefix("stopped take "))
+        #expect(waitFor(30) { running.console("status").contains("copied to \(mirror)") }, "\(running.console("status"))")
+        let takes = running.scratch.path("takes")
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: takes).first { $0.hasSuffix(".wav") })
+        #expect(FileManager.default.contents(atPath: takes + "/" + file) == FileManager.default.contents(atPath: stick.path(file)))
+        running.stop()
+
+        let lost = try RunningAppliance("source = \"tone\"\nmirror = \"/nonexistent-stagebox-stick\"\n")
+        defer { lost.stop() }
+        #expect(lost.console("record start").hasPrefix("recording take "))
+        #expect(waitFor(30) { state(lost, "record") == "error" }, "\(lost.console("triggers"))")
+        #expect(lost.console("status").contains("mirror failed: /nonexistent-stagebox-stick: No such file or directory"))
+        #expect(lost.console("status").contains("recording 2"), "the take runs on")
+        #expect(lost.console("record stop").hasPrefix("stopped take "))
+    }
+
+    private func state(_ running: RunningAppliance, _ trigger: String) -> String {
+        running.console("triggers").split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+            .first { $0.first == trigger }?.dropFirst().first ?? "?"
+    }
+
     @Test func theConfigurationsConnectionsRunAndTheConsoleChangesThem() throws {
         let running = try RunningAppliance("[[connect]]\nfrom = \"tone\"\nto = \"codec.out\"\n")
         #expect(running.console("connections").contains("tone -> codec.out"))

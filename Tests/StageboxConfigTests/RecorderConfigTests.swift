@@ -41,7 +41,7 @@ import Testing
             "box.toml:4: recorder.sync_interval_ms: 50 is out of range (allowed: 100–10000)",
             "box.toml:5: recorder.pre_roll_s: 31 is out of range (allowed: 0–30)",
             "box.toml:6: recorder.min_free_mb: -1 is out of range (allowed: 0–1000000)",
-            "box.toml:7: recorder.format: unknown key (allowed: directory, source, sources, encoding, sync_interval_ms, pre_roll_s, min_free_mb)",
+            "box.toml:7: recorder.format: unknown key (allowed: directory, source, sources, encoding, sync_interval_ms, pre_roll_s, min_free_mb, mirror)",
         ])
         #expect(problems("[recorder]\nsource = \"codec.in\"\nsources = [\"tone\"]\n") == [
             "box.toml:3: recorder.sources: give source or sources, not both",
@@ -62,5 +62,20 @@ import Testing
             ])
         }
         #expect(problems("[recorder]\nsources = [\"codec.in\", \"call.out\"]\n").isEmpty, "a client's port may come later")
+    }
+
+    @Test func theMirrorIsNoneAStickOrAnAbsolutePathElsewhere() {
+        for good in ["", "usb", "/media/stick/takes"] {
+            let (config, none) = ConfigParser.parse("[recorder]\nmirror = \"\(good)\"\n", file: "box.toml")
+            #expect(none.isEmpty && config.recorder.mirror == good)
+        }
+        #expect(StageboxConfiguration.defaults.recorder.mirror == "")
+        #expect(problems("[recorder]\nmirror = \"stick\"\n") == [
+            "box.toml:2: recorder.mirror: 'stick' is neither \"usb\" nor an absolute path (allowed: \"\" (no copy), \"usb\" (the first USB stick) or a path from /)",
+        ])
+        #expect(problems("[recorder]\nmirror = \"/data/recordings\"\n") == [
+            "box.toml:2: recorder.mirror: is the recorder's own directory: a copy must go to another medium",
+        ])
+        #expect(problems("[recorder]\nmirror = 3\n").count == 1)
     }
 }

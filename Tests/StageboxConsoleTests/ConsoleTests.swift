@@ -151,7 +151,7 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
         let board = try RunningBoard()
         defer { board.stop() }
         let console = Console(context: board)
-        #expect(console.execute("stauts") == "unknown command 'stauts'; did you mean status, state?")
+        #expect(console.execute("stauts") == "unknown command 'stauts'; did you mean status, storage, state?")
         #expect(console.execute("xyzzy") == "unknown command 'xyzzy'; type help")
         #expect(console.execute("connect tone") == "usage: connect FROM TO")
         #expect(console.execute("log many") == "log: N must be a positive number, not 'many'")

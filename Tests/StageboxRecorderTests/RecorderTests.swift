@@ -19,12 +19,13 @@ import StageboxSystem
         /// Every frame the codec inputs carried, interleaved.
         var history: [Float] = []
 
-        init(_ name: String, preRoll: Double = 0, ringSeconds: Double = 5, minFreeMB: Int = 0, directory: String? = nil) throws {
+        init(_ name: String, preRoll: Double = 0, ringSeconds: Double = 5, minFreeMB: Int = 0, directory: String? = nil,
+             mirror: String = "") throws {
             self.directory = try directory ?? temporaryDirectory(name)
             ownsDirectory = directory == nil
             recorder = Recorder(settings: RecorderSettings(directory: self.directory, sources: ["codec.in"], encoding: .pcm24,
                                                            sampleRate: 48000, syncIntervalMs: 100, preRollSeconds: preRoll,
-                                                           minFreeMB: minFreeMB, ringSeconds: ringSeconds),
+                                                           minFreeMB: minFreeMB, ringSeconds: ringSeconds, mirror: mirror),
                                 engine: engine, logger: Logger(label: "test"))
             recorder.syncTaps()
             try recorder.startWriter()

@@ -207,6 +207,25 @@ import Musl
         #expect(Int(output(of: sox).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == reader.frames)
     }
 
+    /// Under ten minutes of recording left, a take logs it once and its record trigger
+    /// alternates. The reserve (`min_free_mb`) is set 40 MB under the free space: 40 MB of the
+    /// tone as PCM_16 mono is under 7 minutes.
+    @Test func aTakeShortOfTimeSaysSoInTheLog() throws {
+        let takes = try Scratch()
+        defer { takes.remove() }
+        var vfs = statvfs()
+        #expect(statvfs(takes.path(""), &vfs) == 0)
+        let reserve = Int(UInt64(vfs.f_bavail) * UInt64(vfs.f_frsize) / 1_000_000) - 40
+        let board = try SimulatedBoard(config: recorderConfig(takes.path("takes"), extra: "min_free_mb = \(reserve)"))
+        #expect(console(board, "record start").hasPrefix("recording take "))
+        #expect(waitFor(30) { state(board, "record") == "alternate" }, "\(console(board, "triggers"))")
+        #expect(console(board, "storage").contains(" min"), "\(console(board, "storage"))")
+        #expect(console(board, "record stop").hasPrefix("stopped take "))
+        let log = board.stop()
+        let warnings = log.components(separatedBy: "of recording left in \(takes.path("takes")) (take ").count - 1
+        #expect(warnings == 1, "once a take: \(log)")
+    }
+
     /// `mute-out` silences the codec outputs and gives them back.
     @Test func muteOutSilencesTheOutputs() throws {
         let takes = try Scratch()

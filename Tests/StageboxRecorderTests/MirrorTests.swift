@@ -1,0 +1,105 @@
+import CLinux
+import Foundation
+import StageboxAudioFiles
+import StageboxTestSupport
+import Testing
+@testable import StageboxRecorder
+
+extension RecorderTests {
+    /// The mirror: every take written a second time on another medium, from its own thread.
+    @Suite(.serialized) struct MirrorTests {
+        private func waitForMirror(_ rig: Rig, _ done: (MirrorState) -> Bool) -> Bool {
+            let end = Date().addingTimeInterval(30)
+            while Date() < end {
+                if done(rig.recorder.mirrorState) { return true }
+                usleep(2000)
+            }
+            return done(rig.recorder.mirrorState)
+        }
+
+        @Test func aMirroredTakeIsBitIdenticalOnBothMedia() throws {
+            let mirror = try temporaryDirectory("mirror")
+            defer { try? FileManager.default.removeItem(atPath: mirror) }
+            let rig = try Rig("mirrored", preRoll: 0.5, mirror: mirror)
+            rig.run(periods: 400) // the pre-roll fills
+            let take = try rig.recorder.start().get()
+            #expect(waitForMirror(rig) { if case .copying = $0 { true } else { false } })
+            for block in 0..<10 {
+                rig.run(periods: 150)
+                usleep(5000)
+                if block == 4 {
+                    #expect(rig.recorder.mark(label: "verse"))
+                    #expect(waitUntil { rig.recorder.status.take?.markers == 1 })
+                }
+            }
+            rig.recorder.stop()
+            rig.waitForIdle()
+            #expect(waitForMirror(rig) { $0 == .copied(take: take.name, directory: mirror) }, "\(rig.recorder.mirrorState)")
+            let main = take.files[0]
+            let copy = mirror + "/" + (main.split(separator: "/").last.map(String.init) ?? "")
+            let mainBytes = try #require(FileManager.default.contents(atPath: main))
+            let copyBytes = try #require(FileManager.default.contents(atPath: copy))
+            #expect(try AudioFileReader(path: main).frames == 24000 + 1500 * 64, "the half second of pre-roll and 1500 periods")
+            #expect(mainBytes == copyBytes, "the copy is the same file, byte for byte")
+            #expect(soxFrames(copy) == 24000 + 1500 * 64)
+            #expect(libsndfileCues(copy).count == 1, "the marker is in the copy too")
+        }
+
+        @Test func aMirrorThatIsNotThereLeavesTheTakeAloneAndSaysWhy() throws {
+            let rig = try Rig("no-mirror", mirror: "/nonexistent-stagebox-stick/takes")
+            let take = try rig.recorder.start().get()
+            rig.run(periods: 200)
+            rig.recorder.stop()
+            rig.waitForIdle()
+            #expect(rig.recorder.mirrorState == .failed("/nonexistent-stagebox-stick/takes: No such file or directory"))
+            #expect(try AudioFileReader(path: take.files[0]).frames == 200 * 64)
+        }
+
+        /// A full mirror medium (a 256 kB tmpfs: under a second of the take) ends the copy,
+        /// whole and readable; the take on the main medium goes on and keeps every frame.
+        @Test func aFullMirrorEndsItsCopyCleanlyAndTheTakeGoesOn() throws {
+            guard geteuid() == 0 else {
+                print("mirror on a full medium: not run (mounting a small tmpfs needs root)")
+                return
+            }
+            let mirror = try temporaryDirectory("full-mirror")
+            defer { umount(mirror); try? FileManager.default.removeItem(atPath: mirror) }
+            try #require(mount("tmpfs", mirror, "tmpfs", 0, "size=256k") == 0, "mount: \(String(cString: strerror(errno)))")
+            let rig = try Rig("full-mirror-take", mirror: mirror)
+            let take = try rig.recorder.start().get()
+            for _ in 0..<30 {
+                rig.run(periods: 100) // 2 s of audio: 576 kB of PCM_24 stereo
+                usleep(10_000)
+            }
+            #expect(waitForMirror(rig) { if case .failed = $0 { true } else { false } })
+            let state = rig.recorder.mirrorState
+            #expect("\(state)".contains("the medium is full"), "\(state)")
+            rig.recorder.stop()
+            rig.waitForIdle()
+            let reader = try AudioFileReader(path: take.files[0])
+            #expect(reader.frames == 3000 * 64, "the main take keeps every frame")
+            #expect(rig.recorder.recentTakes.last?.note == nil, "the main take ended as asked")
+            let copy = mirror + "/" + (take.files[0].split(separator: "/").last.map(String.init) ?? "")
+            let copied = try #require(soxFrames(copy), "the cut copy opens in sox")
+            #expect(copied > 0 && copied < 3000 * 64)
+            // What the copy holds is the take's beginning, exactly.
+            let head = try AudioFileReader(path: copy).readAll()
+            let whole = try reader.readAll()
+            #expect(Array(whole.prefix(head.count)) == head)
+        }
+
+        @Test func aRingTheMirrorCannotEmptyEndsTheCopy() {
+            let format = TakeFormat(sampleRate: 48000, channels: 2, encoding: .pcm24)
+            let copy = MirrorCopy(name: "t", plans: [.init(path: "/dev/null", format: format,
+                                                           bext: BroadcastInfo(description: "", originatorReference: "",
+                                                                               date: "", time: "", timeReference: 0))],
+                                  ringSeconds: 0.1)
+            let block = [Float](repeating: 0.5, count: 2400 * 2)
+            #expect(block.withUnsafeBufferPointer { copy.hand(0, $0.baseAddress!, frames: 2400) })
+            #expect(block.withUnsafeBufferPointer { copy.hand(0, $0.baseAddress!, frames: 2400) })
+            #expect(!block.withUnsafeBufferPointer { copy.hand(0, $0.baseAddress!, frames: 2400) }, "4800 frames is all it holds")
+            let overflowed = copy.overflowed.load(ordering: .relaxed)
+            #expect(overflowed)
+        }
+    }
+}
