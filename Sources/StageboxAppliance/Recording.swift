@@ -117,7 +117,12 @@ final class Recording: Sendable {
         switch recorder.status.state {
         case .recording:
             // A take whose copy failed shows the error while it goes on; one short of time alternates.
-            if case .failed = recorder.mirrorState { wanted = .error } else { wanted = warnIfTimeIsShort() ? .alternate : .selected }
+            let short = warnIfTimeIsShort()
+            if case let .failed(take, _) = recorder.mirrorState, take == recorder.status.take?.name {
+                wanted = .error
+            } else {
+                wanted = short ? .alternate : .selected
+            }
         case .failed: wanted = recorder.isStarting ? .alternate : .error
         case .idle: wanted = recorder.isStarting ? .alternate : .normal
         }
@@ -199,7 +204,7 @@ final class Recording: Sendable {
         case .idle: recorder.settings.mirror.isEmpty ? "" : "; mirror \(recorder.settings.mirror): no take yet"
         case let .copying(_, directory): "; copying to \(directory)"
         case let .copied(take, directory): "; take \(take) copied to \(directory)"
-        case let .failed(why): "; mirror failed: \(why)"
+        case let .failed(take, why): "; mirror failed for take \(take): \(why)"
         }
     }
 
@@ -213,11 +218,12 @@ final class Recording: Sendable {
         } else {
             rows.append([recorder.settings.directory, "-", "-", "-", "missing"])
         }
-        switch MirrorTarget.resolve(recorder.settings.mirror, mediaRoot: recorder.settings.mediaRoot) {
+        switch MirrorTarget.resolve(recorder.settings.mirror, mediaRoot: recorder.settings.mediaRoot,
+                                    mainDirectory: recorder.settings.directory, create: false) {
         case .success(let directory)?:
             if let medium = Medium(path: directory) {
-                let left = RecordTimeLeft(freeBytes: medium.freeBytes, reserveBytes: recorder.settings.minFreeBytes,
-                                          bytesPerSecond: recorder.bytesPerSecond)
+                // The mirror keeps no reserve: it writes until its medium is full.
+                let left = RecordTimeLeft(freeBytes: medium.freeBytes, reserveBytes: 0, bytesPerSecond: recorder.bytesPerSecond)
                 rows.append([directory + " (mirror)", medium.filesystem, Self.size(medium.sizeBytes), Self.size(medium.freeBytes),
                              left?.text ?? "-"])
             }

@@ -197,7 +197,7 @@ public struct ConfigParser {
             fields.problem("mirror", "'\(recorder.mirror)' is neither \"usb\" nor an absolute path",
                            allowed: "\"\" (no copy), \"usb\" (the first USB stick) or a path from /")
             recorder.mirror = ""
-        } else if recorder.mirror == recorder.directory {
+        } else if trimmingSlashes(recorder.mirror) == trimmingSlashes(recorder.directory) {
             fields.problem("mirror", "is the recorder's own directory: a copy must go to another medium")
             recorder.mirror = ""
         }
@@ -362,4 +362,10 @@ public struct ConfigParser {
             x == x.rounded() && abs(x) < 1e15 ? String(Int(x)) : String(x)
         }
     }
+}
+
+/// A path without the slashes that end it ("/data/x/" is "/data/x").
+private func trimmingSlashes(_ path: String) -> Substring {
+    let trimmed = path.reversed().drop { $0 == "/" }
+    return Substring(String(trimmed.reversed()))
 }

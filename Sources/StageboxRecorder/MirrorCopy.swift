@@ -6,7 +6,8 @@ import Synchronization
 /// single producer (the takes' writer), single consumer (the mirror).
 final class MirrorCopy: Sendable {
     struct Plan: Sendable {
-        var path: String
+        /// The file's name, the same as on the main medium; the mirror finds the directory.
+        var file: String
         var format: TakeFormat
         var bext: BroadcastInfo
     }
@@ -20,8 +21,8 @@ final class MirrorCopy: Sendable {
     let overflowed = Atomic<Bool>(false)
     /// Set by the mirror when the copy failed or ended: the takes' writer stops handing frames.
     let closed = Atomic<Bool>(false)
-    /// Cue points (markers for every file, gaps for one), from the takes' writer to the mirror.
-    let cues = Mutex<[(file: Int?, frame: Int64, label: String)]>([])
+    /// Cue points for one file each (markers, gaps), from the takes' writer to the mirror.
+    let cues = Mutex<[(file: Int, frame: Int64, label: String)]>([])
 
     init(name: String, plans: [Plan], ringSeconds: Double) {
         self.name = name

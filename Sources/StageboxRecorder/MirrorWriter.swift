@@ -8,33 +8,44 @@ import Glibc
 import Musl
 #endif
 
-/// Where the mirror stands, for `status`, `storage` and the record trigger.
+/// Where the mirror stands, for `status`, `storage` and the record trigger; each state names
+/// the take it is about.
 public enum MirrorState: Sendable, Equatable {
     /// No mirror configured, or no take yet.
     case idle
-    /// Copying take `take` into `directory`.
+    /// Copying take `take` into `directory` (until the mirror has found it: the setting).
     case copying(take: String, directory: String)
-    /// The last take's copy is whole.
+    /// The take's copy is whole.
     case copied(take: String, directory: String)
-    /// The last copy ended early, or could not start: the takes on the main medium go on.
-    case failed(String)
+    /// The take's copy ended early, or could not start: the take on the main medium goes on.
+    case failed(take: String, reason: String)
+
+    public var take: String? {
+        switch self {
+        case .idle: nil
+        case let .copying(take, _), let .copied(take, _), let .failed(take, _): take
+        }
+    }
 }
 
 /// The mirror's thread: writes every take a second time, on another medium (a USB stick),
-/// from what the takes' writer hands it. Its own thread and rings: a slow or pulled medium
-/// never holds up the takes' writer, and never reaches the audio thread.
+/// from what the takes' writer hands it. Its own thread and rings: a slow, hung or pulled
+/// medium never holds up the takes' writer, and never reaches the audio thread.
 final class MirrorWriter: @unchecked Sendable {
-    // @unchecked: `copies` and `files` are used only on the mirror's thread (in `round`), after
+    // @unchecked: `copies`, `scratch` and `nextSync` are used only on the mirror's thread, after
     // `pending` handed the copies over under its lock; `loop` is set by `start`, before the
     // takes' writer (which wakes it) starts, and not changed after.
+    private typealias Entry = (copy: MirrorCopy, files: [TakeFile]?, directory: String)
     private let settings: RecorderSettings
     private let logger: Logger
     private let pending = Mutex<[MirrorCopy]>([])
     private let published = Mutex<MirrorState>(.idle)
-    private var copies: [(copy: MirrorCopy, files: [TakeFile]?)] = []
+    private var copies: [Entry] = []
     private var nextSync: Int64 = 0
     private var scratch = [Float](repeating: 0, count: 4096 * 8)
     private var loop: ServiceLoop?
+    /// How long a stop waits for the last copy to drain onto a slow medium.
+    private static let finishNanos: Int64 = 5_000_000_000
 
     init(settings: RecorderSettings, logger: Logger) {
         self.settings = settings
@@ -51,10 +62,11 @@ final class MirrorWriter: @unchecked Sendable {
 
     func stop() { loop?.stop() }
 
-    /// The takes' writer's side: a new take's copy, to be made in `directory`.
+    /// The takes' writer's side: a new take's copy. Published before the mirror's thread can
+    /// see it, so that its answer (a failure at once) comes after.
     func begin(_ copy: MirrorCopy) {
+        published.withLock { $0 = .copying(take: copy.name, directory: settings.mirror) }
         pending.withLock { $0.append(copy) }
-        published.withLock { $0 = .copying(take: copy.name, directory: directory(of: copy)) }
         loop?.wake()
     }
 
@@ -64,15 +76,9 @@ final class MirrorWriter: @unchecked Sendable {
         loop?.wake()
     }
 
-    /// Says the mirror cannot copy this take (no medium); the main take goes on.
-    func refuse(_ reason: String) {
-        logger.error("recorder: mirror: \(reason); this take is on \(settings.directory) only")
-        published.withLock { $0 = .failed(reason) }
-    }
-
-    private func directory(of copy: MirrorCopy) -> String {
-        let path = copy.plans.first?.path ?? ""
-        return path.lastIndex(of: "/").map { String(path[..<$0]) } ?? path
+    /// Sets the state about `copy`'s take, unless a newer take's state is showing.
+    private func publish(_ state: MirrorState, about copy: MirrorCopy) {
+        published.withLock { if $0.take == copy.name { $0 = state } }
     }
 
     // MARK: the mirror's thread
@@ -81,15 +87,19 @@ final class MirrorWriter: @unchecked Sendable {
         copies += pending.withLock { taken in
             defer { taken.removeAll() }
             return taken
-        }.map { ($0, nil) }
+        }.map { ($0, nil, "") }
     }
 
-    private func round() -> Int64 {
-        takePending()
+    private func stepAll() {
         var i = 0
         while i < copies.count {
             if step(&copies[i]) { copies.remove(at: i) } else { i += 1 }
         }
+    }
+
+    private func round() -> Int64 {
+        takePending()
+        stepAll()
         let now = monotonicNanoseconds()
         if now >= nextSync {
             nextSync = now + Int64(settings.syncIntervalMs) * 1_000_000
@@ -98,42 +108,43 @@ final class MirrorWriter: @unchecked Sendable {
         return monotonicNanoseconds() + (copies.isEmpty ? 1_000_000_000 : 10_000_000)
     }
 
+    /// The last round: the takes' writer has ended its take, so every copy drains and closes,
+    /// for as long as `finishNanos` allows; what a slow medium has not taken by then is cut.
     private func finish() {
-        // The takes' writer has ended its take before the mirror stops: drain and close.
         takePending()
-        for c in copies.indices { copies[c].copy.ended.store(true, ordering: .releasing) }
-        var i = 0
-        while i < copies.count {
-            if step(&copies[i]) { copies.remove(at: i) } else { i += 1 }
-        }
-        for c in copies { close(c) }
+        for entry in copies { entry.copy.ended.store(true, ordering: .releasing) }
+        let deadline = monotonicNanoseconds() + Self.finishNanos
+        while !copies.isEmpty && monotonicNanoseconds() < deadline { stepAll() }
+        for entry in copies { fail(entry, "stagebox stopped before the copy was whole") }
         copies.removeAll()
     }
 
     /// Moves a copy on; true when it is done with (closed or failed).
-    private func step(_ entry: inout (copy: MirrorCopy, files: [TakeFile]?)) -> Bool {
+    private func step(_ entry: inout Entry) -> Bool {
         let copy = entry.copy
         if entry.files == nil {
-            do throws(SystemCallError) { entry.files = try make(copy) } catch {
-                fail(copy, files: [], "\(error)")
+            switch MirrorTarget.resolve(settings.mirror, mediaRoot: settings.mediaRoot, mainDirectory: settings.directory) {
+            case nil: return true
+            case .failure(let refusal)?:
+                fail(entry, refusal.reason)
                 return true
+            case .success(let directory)?:
+                entry.directory = directory
+                do throws(SystemCallError) { entry.files = try make(copy, in: directory) } catch {
+                    fail(entry, "\(error)")
+                    return true
+                }
+                publish(.copying(take: copy.name, directory: directory), about: copy)
             }
         }
         guard let files = entry.files else { return true }
         let ended = copy.ended.load(ordering: .acquiring) // before draining: every frame handed is in the rings
-        let cues = copy.cues.withLock { taken in
-            defer { taken.removeAll() }
-            return taken
-        }
-        for cue in cues {
-            for (index, file) in files.enumerated() where cue.file == nil || cue.file == index {
-                file.addCue(frame: cue.frame, label: cue.label)
-            }
+        for cue in copy.cues.withLock({ taken in defer { taken.removeAll() }; return taken }) where cue.file < files.count {
+            files[cue.file].addCue(frame: cue.frame, label: cue.label)
         }
         for (index, file) in files.enumerated() {
             let ring = copy.rings[index]
-            let channels = ring.channels
-            if scratch.count < 4096 * channels { scratch = [Float](repeating: 0, count: 4096 * channels) }
+            if scratch.count < 4096 * ring.channels { scratch = [Float](repeating: 0, count: 4096 * ring.channels) }
             var failure: SystemCallError?
             scratch.withUnsafeMutableBufferPointer { buffer in
                 while failure == nil {
@@ -143,54 +154,54 @@ final class MirrorWriter: @unchecked Sendable {
                 }
             }
             if let failure {
-                fail(copy, files: files, failure.errno == .noSpace ? "\(file.path): the medium is full" : "\(failure)")
+                fail(entry, failure.errno == .noSpace ? "\(file.path): the medium is full" : "\(failure)")
                 return true
             }
         }
         if copy.overflowed.load(ordering: .acquiring) {
-            fail(copy, files: files, "the medium fell behind the take (its ring of \(Int(settings.ringSeconds * 2)) s filled)")
+            fail(entry, "the medium fell behind the take (its ring of \(formatSeconds(settings.mirrorRingSeconds)) s filled)")
             return true
         }
         guard ended else { return false }
-        close((copy, files))
+        close(entry)
         return true
     }
 
-    private func make(_ copy: MirrorCopy) throws(SystemCallError) -> [TakeFile] {
+    private func make(_ copy: MirrorCopy, in directory: String) throws(SystemCallError) -> [TakeFile] {
         var files: [TakeFile] = []
         for plan in copy.plans {
             do {
-                files.append(try TakeFile(path: plan.path, format: plan.format, bext: plan.bext,
+                files.append(try TakeFile(path: directory + "/" + plan.file, format: plan.format, bext: plan.bext,
                                           rf64Threshold: settings.rf64Threshold))
             } catch {
-                for f in files { try? f.close() }
+                for f in files { try? f.close(); unlink(f.path) } // none of the take, rather than a part
                 throw error
             }
         }
-        logger.info("recorder: mirror: take \(copy.name) copied to \(files.map(\.path).joined(separator: ", "))")
+        logger.info("recorder: mirror: take \(copy.name) copying to \(directory)")
         return files
     }
 
     /// Syncs a copy's files; false when that failed (the copy is closed).
-    private func sync(_ entry: (copy: MirrorCopy, files: [TakeFile]?)) -> Bool {
+    private func sync(_ entry: Entry) -> Bool {
         guard let files = entry.files else { return true }
         for file in files {
             do throws(SystemCallError) { try file.sync() } catch {
-                fail(entry.copy, files: files, "\(error)")
+                fail(entry, "\(error)")
                 return false
             }
         }
         return true
     }
 
-    private func fail(_ copy: MirrorCopy, files: [TakeFile], _ reason: String) {
-        copy.closed.store(true, ordering: .releasing)
-        for f in files { try? f.close() }
-        logger.error("recorder: mirror: take \(copy.name): \(reason); its copy ends here, the take on \(settings.directory) goes on")
-        published.withLock { $0 = .failed(reason) }
+    private func fail(_ entry: Entry, _ reason: String) {
+        entry.copy.closed.store(true, ordering: .releasing)
+        for f in entry.files ?? [] { try? f.close() }
+        logger.error("recorder: mirror: take \(entry.copy.name): \(reason); its copy ends here, the take on \(settings.directory) goes on")
+        publish(.failed(take: entry.copy.name, reason: reason), about: entry.copy)
     }
 
-    private func close(_ entry: (copy: MirrorCopy, files: [TakeFile]?)) {
+    private func close(_ entry: Entry) {
         entry.copy.closed.store(true, ordering: .releasing)
         var failure: String?
         for f in entry.files ?? [] {
@@ -198,12 +209,10 @@ final class MirrorWriter: @unchecked Sendable {
         }
         if let failure {
             logger.error("recorder: mirror: take \(entry.copy.name): closing: \(failure)")
-            published.withLock { $0 = .failed(failure) }
+            publish(.failed(take: entry.copy.name, reason: failure), about: entry.copy)
         } else {
-            logger.info("recorder: mirror: take \(entry.copy.name) copied whole")
-            published.withLock { state in
-                if case .copying(entry.copy.name, let directory) = state { state = .copied(take: entry.copy.name, directory: directory) }
-            }
+            logger.info("recorder: mirror: take \(entry.copy.name) copied whole to \(entry.directory)")
+            publish(.copied(take: entry.copy.name, directory: entry.directory), about: entry.copy)
         }
     }
 }

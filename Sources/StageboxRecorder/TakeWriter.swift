@@ -205,41 +205,29 @@ final class TakeWriter: @unchecked Sendable {
 
     private func mark(_ label: String) {
         guard var t = take else { return }
-        for f in t.files {
+        for (index, f) in t.files.enumerated() {
             let at = f.file.frames + Int64(f.tap.ring.availableFrames)
+            t.copy?.cues.withLock { $0.append((index, at, label)) } // each file's own position
             if !f.file.addCue(frame: at, label: label) {
                 recorder.logger.warning("recorder: no room for another marker in \(f.file.path) (\(f.file.cueCount) kept)")
             }
-        }
-        // The copy's marker at the same frame (the files of a take run in step).
-        if let first = t.files.first {
-            let at = first.file.frames + Int64(first.tap.ring.availableFrames)
-            t.copy?.cues.withLock { $0.append((nil, at, label)) }
         }
         t.markers += 1
         take = t
         recorder.logger.info("recorder: marker '\(label)' in take \(t.name)")
     }
 
-    /// The take's copy on the mirror's medium, handed to the mirror's thread (which makes its
-    /// files); nil with no mirror, or none to be had (said in the log and the status).
+    /// The take's copy on the mirror's medium, handed to the mirror's thread, which finds the
+    /// directory and makes the files (never this thread: a stick that hangs must not hold up
+    /// the take); nil with no mirror.
     private func mirrorCopy(name: String, files: [(file: TakeFile, bext: BroadcastInfo)]) -> MirrorCopy? {
-        guard let mirror = recorder.mirror, let target = MirrorTarget.resolve(settings.mirror, mediaRoot: settings.mediaRoot) else {
-            return nil
+        guard let mirror = recorder.mirror else { return nil }
+        let plans = files.map { f in
+            MirrorCopy.Plan(file: String(f.file.path.split(separator: "/").last ?? ""), format: f.file.format, bext: f.bext)
         }
-        switch target {
-        case .failure(let refusal):
-            mirror.refuse(refusal.reason)
-            return nil
-        case .success(let directory):
-            let plans = files.map { f in
-                MirrorCopy.Plan(path: directory + "/" + String(f.file.path.split(separator: "/").last ?? ""),
-                                format: f.file.format, bext: f.bext)
-            }
-            let copy = MirrorCopy(name: name, plans: plans, ringSeconds: settings.mirrorRingSeconds)
-            mirror.begin(copy)
-            return copy
-        }
+        let copy = MirrorCopy(name: name, plans: plans, ringSeconds: settings.mirrorRingSeconds)
+        mirror.begin(copy)
+        return copy
     }
 
     // MARK: moving audio

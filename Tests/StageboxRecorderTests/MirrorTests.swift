@@ -18,8 +18,12 @@ extension RecorderTests {
         }
 
         @Test func aMirroredTakeIsBitIdenticalOnBothMedia() throws {
-            let mirror = try temporaryDirectory("mirror")
-            defer { try? FileManager.default.removeItem(atPath: mirror) }
+            guard let stick = TemporaryMount(sizeKB: 65536) else {
+                print("mirrored take: not run (a medium of its own is a tmpfs mount, which needs root)")
+                return
+            }
+            defer { stick.remove() }
+            let mirror = stick.path
             let rig = try Rig("mirrored", preRoll: 0.5, mirror: mirror)
             rig.run(periods: 400) // the pre-roll fills
             let take = try rig.recorder.start().get()
@@ -51,24 +55,23 @@ extension RecorderTests {
             rig.run(periods: 200)
             rig.recorder.stop()
             rig.waitForIdle()
-            #expect(rig.recorder.mirrorState == .failed("/nonexistent-stagebox-stick/takes: No such file or directory"))
+            #expect(rig.recorder.mirrorState == .failed(take: take.name, reason: "/nonexistent-stagebox-stick/takes: No such file or directory"))
             #expect(try AudioFileReader(path: take.files[0]).frames == 200 * 64)
         }
 
         /// A full mirror medium (a 256 kB tmpfs: under a second of the take) ends the copy,
         /// whole and readable; the take on the main medium goes on and keeps every frame.
         @Test func aFullMirrorEndsItsCopyCleanlyAndTheTakeGoesOn() throws {
-            guard geteuid() == 0 else {
+            guard let stick = TemporaryMount(sizeKB: 256) else {
                 print("mirror on a full medium: not run (mounting a small tmpfs needs root)")
                 return
             }
-            let mirror = try temporaryDirectory("full-mirror")
-            defer { umount(mirror); try? FileManager.default.removeItem(atPath: mirror) }
-            try #require(mount("tmpfs", mirror, "tmpfs", 0, "size=256k") == 0, "mount: \(String(cString: strerror(errno)))")
+            defer { stick.remove() }
+            let mirror = stick.path
             let rig = try Rig("full-mirror-take", mirror: mirror)
             let take = try rig.recorder.start().get()
             for _ in 0..<30 {
-                rig.run(periods: 100) // 2 s of audio: 576 kB of PCM_24 stereo
+                rig.run(periods: 100) // 30 × 0.13 s of PCM_24 stereo: 1.1 MB, more than the 256 kB medium
                 usleep(10_000)
             }
             #expect(waitForMirror(rig) { if case .failed = $0 { true } else { false } })
@@ -88,9 +91,52 @@ extension RecorderTests {
             #expect(Array(whole.prefix(head.count)) == head)
         }
 
+        @Test func aDirectoryOnTheRootFilesystemOrTheTakesMediumIsNoMirror() throws {
+            let takes = try temporaryDirectory("main")
+            let other = try temporaryDirectory("same-medium")
+            defer { try? FileManager.default.removeItem(atPath: takes); try? FileManager.default.removeItem(atPath: other) }
+            guard case .failure(let refusal)? = MirrorTarget.resolve(other, mainDirectory: takes) else {
+                Issue.record("a directory beside the takes was taken as a mirror")
+                return
+            }
+            #expect(refusal.reason.contains("\(other) is on the"), "\(refusal)")
+            #expect(MirrorTarget.resolve("/etc/hostname", mainDirectory: takes) == .failure(MirrorRefusal(reason: "/etc/hostname is not a directory")))
+            #expect(MirrorTarget.resolve("", mainDirectory: takes) == nil)
+            if let stick = TemporaryMount(sizeKB: 1024) {
+                defer { stick.remove() }
+                #expect(MirrorTarget.resolve(stick.path, mainDirectory: takes) == .success(stick.path))
+            }
+        }
+
+        /// With two sources, the marker lands in each copy at that file's own frame: the same
+        /// bytes as the main files.
+        @Test func twoSourcesAndAMarkerAreCopiedFileByFile() throws {
+            guard let stick = TemporaryMount(sizeKB: 65536) else {
+                print("mirrored take of two sources: not run (needs root for a tmpfs)")
+                return
+            }
+            defer { stick.remove() }
+            let rig = try Rig("two-sources", sources: ["codec.in", "tone"], mirror: stick.path)
+            let take = try rig.recorder.start().get()
+            #expect(take.files.count == 2)
+            rig.run(periods: 300)
+            #expect(waitUntil { rig.recorder.status.take?.frames == 300 * 64 })
+            #expect(rig.recorder.mark(label: "bridge"))
+            #expect(waitUntil { rig.recorder.status.take?.markers == 1 })
+            rig.run(periods: 300)
+            rig.recorder.stop()
+            rig.waitForIdle()
+            #expect(waitForMirror(rig) { if case .copied = $0 { true } else { false } }, "\(rig.recorder.mirrorState)")
+            for main in take.files {
+                let copy = stick.path + "/" + (main.split(separator: "/").last.map(String.init) ?? "")
+                #expect(FileManager.default.contents(atPath: main) == FileManager.default.contents(atPath: copy), "\(copy)")
+                #expect(libsndfileCues(copy).count == 1)
+            }
+        }
+
         @Test func aRingTheMirrorCannotEmptyEndsTheCopy() {
             let format = TakeFormat(sampleRate: 48000, channels: 2, encoding: .pcm24)
-            let copy = MirrorCopy(name: "t", plans: [.init(path: "/dev/null", format: format,
+            let copy = MirrorCopy(name: "t", plans: [.init(file: "t.wav", format: format,
                                                            bext: BroadcastInfo(description: "", originatorReference: "",
                                                                                date: "", time: "", timeReference: 0))],
                                   ringSeconds: 0.1)

@@ -20,10 +20,10 @@ import StageboxSystem
         var history: [Float] = []
 
         init(_ name: String, preRoll: Double = 0, ringSeconds: Double = 5, minFreeMB: Int = 0, directory: String? = nil,
-             mirror: String = "") throws {
+             sources: [String] = ["codec.in"], mirror: String = "") throws {
             self.directory = try directory ?? temporaryDirectory(name)
             ownsDirectory = directory == nil
-            recorder = Recorder(settings: RecorderSettings(directory: self.directory, sources: ["codec.in"], encoding: .pcm24,
+            recorder = Recorder(settings: RecorderSettings(directory: self.directory, sources: sources, encoding: .pcm24,
                                                            sampleRate: 48000, syncIntervalMs: 100, preRollSeconds: preRoll,
                                                            minFreeMB: minFreeMB, ringSeconds: ringSeconds, mirror: mirror),
                                 engine: engine, logger: Logger(label: "test"))
