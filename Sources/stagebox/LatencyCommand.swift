@@ -122,6 +122,10 @@ struct LatencyCommand: ParsableCommand {
         var lastTaken: Int64 = 0
         var glitches = sender.underruns + receiver.underruns + receiver.overruns
         func send() {
+            // This loop sends as it receives, so the bus paces it: said to the sender, whose drift
+            // control would otherwise (it never has to wait for room) measure the start's jitter
+            // as a clock drift, resample the stimulus and smear its tones to nothing.
+            sender.takeWakeups()
             out.withUnsafeMutableBufferPointer { stimulus.fill($0.baseAddress!, frames: block, from: sent) }
             out.withUnsafeBufferPointer { sender.send($0.baseAddress!, frames: block) }
             sent += Int64(block)
