@@ -88,11 +88,16 @@ let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 256, 264, 272, 1000, 1
             _ = pair.server.read(into: block, frames: frames)
             _ = pair.server.availableChecked
             _ = pair.server.producerEnded
-            #expect((0...pair.server.capacity / 2).contains(pair.server.startThreshold))
-            #expect((0...pair.server.capacity).contains(pair.server.available))
-            #expect((0...pair.server.capacity).contains(pair.server.targetFill))
-            #expect(pair.server.underruns >= 0 && pair.server.overruns >= 0)
-            if let r = pair.server.ratio { #expect(r.isFinite && r > 0 && r < 1000) }
+            // Checked together, recorded only when wrong: a million #expects cost a minute under qemu.
+            let s = pair.server
+            let ratioSane = s.ratio.map { $0.isFinite && $0 > 0 && $0 < 1000 } ?? true
+            if !((0...s.capacity / 2).contains(s.startThreshold) && (0...s.capacity).contains(s.available)
+                && (0...s.capacity).contains(s.targetFill) && s.underruns >= 0 && s.overruns >= 0 && ratioSane) {
+                let what: String = "start threshold \(s.startThreshold), available \(s.available), "
+                    + "target fill \(s.targetFill) of \(s.capacity), underruns \(s.underruns), overruns \(s.overruns), "
+                    + "ratio \(String(describing: s.ratio))"
+                Issue.record("step \(step): out of range: \(what)")
+            }
             _ = pair.server.timestamp(atOrBefore: UInt64(step))
             _ = pair.server.sourceNames()
             _ = pair.server.clock()
@@ -154,11 +159,16 @@ let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 256, 264, 272, 1000, 1
             let m = 1 + Int(rng.next() % 200)
             if pair.server.read(into: block, frames: m) {
                 // Frames come in order; dropped ones (overruns) leave a jump forwards, never back.
+                // One check per read, not per frame: 5 million #expects took minutes under qemu.
                 #expect(block[0] >= expected)
-                for i in 1..<m { #expect(block[i] == block[i - 1] + 1) }
+                if let i = (1..<m).first(where: { block[$0] != block[$0 - 1] + 1 }) {
+                    Issue.record("frame \(i) of a read of \(m) is \(block[i]) after \(block[i - 1])")
+                }
                 expected = block[m - 1] + 1
             }
-            #expect(pair.server.fault == nil && pair.client.fault == nil)
+            if pair.server.fault != nil || pair.client.fault != nil {
+                Issue.record("honest use faulted: server \(String(describing: pair.server.fault)), client \(String(describing: pair.client.fault))")
+            }
         }
     }
 
