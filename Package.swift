@@ -104,6 +104,11 @@ let package = Package(
             "CALSA", "CLinux", "StageboxTriggers", "StageboxSystem",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The board's health: under-voltage, throttling, heat, the CPU's clock, the busiest
+        // other process; read from sysfs and procfs on a thread of its own.
+        .target(name: "StageboxHealth", dependencies: [
+            "StageboxSystem", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
         // The watchdog and the audio lifecycle.
         .target(name: "StageboxWatchdog", dependencies: [
             "CLinux", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
@@ -147,7 +152,7 @@ let package = Package(
             "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles", "StageboxRealtime",
             "StageboxBusServer", "StageboxControls", "StageboxWatchdog", "StageboxConsole", "StageboxLifecycle",
             "StageboxRecorder", "StageboxMIDI", "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
-            "StageboxTriggers", "StageboxState", "StageboxSystem", "StageboxUpdate",
+            "StageboxTriggers", "StageboxState", "StageboxSystem", "StageboxUpdate", "StageboxHealth",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -165,7 +170,7 @@ let package = Package(
         // A test program: drives an ALSA PCM with alsa-lib's snd_pcm_* calls (the plugin's tests).
         .executableTarget(name: "pcm-probe", dependencies: ["CALSA"], path: "Tests/PCMProbe"),
         // Helpers shared by the test targets.
-        .target(name: "StageboxTestSupport", dependencies: ["CLinux", "StageboxRealtime", "StageboxSystem"],
+        .target(name: "StageboxTestSupport", dependencies: ["CLinux", "StageboxRealtime", "StageboxSystem", "StageboxHealth"],
                 path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
@@ -180,11 +185,12 @@ let package = Package(
         .testTarget(name: "StageboxConfigTests", dependencies: ["StageboxConfig"]),
         .testTarget(name: "StageboxTriggersTests", dependencies: ["StageboxTriggers"]),
         .testTarget(name: "StageboxApplianceTests", dependencies: [
-            "StageboxAppliance", "StageboxConfig", "StageboxDrivers", "StageboxRecorder", "StageboxClient", "StageboxSystem", "StageboxTestSupport",
+            "StageboxAppliance", "StageboxConfig", "StageboxDrivers", "StageboxRecorder", "StageboxClient", "StageboxSystem", "StageboxTestSupport", "StageboxHealth",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "StageboxMIDITests", dependencies: ["StageboxMIDI", "StageboxTriggers", "CALSA"]),
         .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxTriggers", "StageboxSystem"]),
+        .testTarget(name: "StageboxHealthTests", dependencies: ["StageboxHealth", "StageboxSystem", "StageboxTestSupport"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxSystem"]),

@@ -14,6 +14,7 @@ import Synchronization
 import StageboxTriggers
 import StageboxSystem
 import StageboxUpdate
+import StageboxHealth
 
 /// The running appliance as the console sees it.
 // @unchecked: every stored property is a constant; the parts that change (the engine, the
@@ -38,13 +39,15 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let runningMIDI: RunningMIDI?
     let stateKeeper: StateKeeper?
     let updater: Updater
+    let healthMonitor: HealthMonitor?
     /// The last `historyLength` events of the audio thread, oldest first.
     private let history = Mutex<Deque<XrunRecord>>([])
     private let historyLength = 32
 
     init(version: String, loaded: LoadedConfig, driver: String, consoleDevice: String, engine: Engine, triggers: TriggerBoard, control: DriverControl,
          server: BusServer?, watchdog: WatchdogFeeder, lifecycle: LifecycleController,
-         recording: Recording, controls: RunningControls, midi: RunningMIDI?, state: StateKeeper?, updater: Updater) {
+         recording: Recording, controls: RunningControls, midi: RunningMIDI?, state: StateKeeper?, updater: Updater,
+         health: HealthMonitor?) {
         let audio = loaded.config.audio
         self.version = version
         self.driver = driver
@@ -63,6 +66,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         runningMIDI = midi
         stateKeeper = state
         self.updater = updater
+        healthMonitor = health
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "
@@ -75,6 +79,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
                          + (consoleDevice != loaded.config.console.device && loaded.config.console.deviceGiven
                             ? " (the file says \(loaded.config.console.device))" : ""),
                      "[watchdog] device=\(loaded.config.watchdog.device) timeout=\(loaded.config.watchdog.timeout)",
+                     "[health] warn_temp_c=\(fixed(loaded.config.health.warnTemperature, digits: 1))",
                      "[lifecycle] suspend_after=\(fixed(loaded.config.lifecycle.suspendAfter, digits: 1)) s"
                          + (loaded.config.lifecycle.suspendAfter == 0 ? " (never)" : "")
                          + " fade_ms=\(fixed(loaded.config.lifecycle.fadeMs, digits: 1))",
@@ -166,12 +171,32 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     var xruns: [XrunRecord] { history.withLock { Array($0) } }
     func clearXruns() { history.withLock { $0 = [] } }
 
-    /// Called by the event log for every event of the audio thread.
-    func record(_ event: AudioEvent) {
+    /// Called by the event log for every event of the audio thread, with the context of an xrun.
+    func record(_ event: AudioEvent, context: String?) {
         history.withLock {
             if $0.count == historyLength { $0.removeFirst() }
-            $0.append(XrunRecord(timeNanos: event.timeNanos, kind: event.kind.rawValue, durationNanos: event.durationNanos))
+            $0.append(XrunRecord(timeNanos: event.timeNanos, kind: event.kind.rawValue, durationNanos: event.durationNanos,
+                                 context: context ?? ""))
         }
+    }
+
+    /// What the board was like at an xrun: the latest health reading and the recorder's ring.
+    var xrunContext: String {
+        var parts: [String] = []
+        if let reading = healthMonitor?.latest { parts.append(reading.summary) }
+        if let fill = recording.recorder.ringFill { parts.append("recorder ring \(Int((fill * 100).rounded())) %") }
+        return parts.joined(separator: ", ")
+    }
+
+    var healthStatus: String? { healthMonitor?.latest?.summary }
+
+    var health: [String]? {
+        guard let monitor = healthMonitor else { return nil }
+        var lines = ["now: " + (monitor.latest?.summary ?? "no reading yet")]
+        let changes = monitor.history
+        lines.append(changes.isEmpty ? "no changes since start" : "changes since start:")
+        lines += changes.map { "  \(fixed(Double($0.time - startedAt) / 1e9, digits: 1)) s  \($0.line)" }
+        return lines
     }
 
     func log(last count: Int) -> [String] { LogRing.shared.last(count) }

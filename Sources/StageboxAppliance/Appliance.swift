@@ -5,6 +5,7 @@ import StageboxConfig
 import StageboxConsole
 import StageboxDrivers
 import StageboxEngine
+import StageboxHealth
 import StageboxLifecycle
 import StageboxLogging
 import StageboxRealtime
@@ -37,6 +38,7 @@ public final class Appliance: Sendable {
     let controls: RunningControls
     let midi: RunningMIDI?
     let updater: Updater
+    let health: HealthMonitor?
     let context: AppConsoleContext
     private let logger: Logger
     private let stopAsked = Atomic<Bool>(false)
@@ -73,6 +75,8 @@ public final class Appliance: Sendable {
             throw error
         }
         watchdog = Self.startWatchdog(configuration.watchdog, logger: logger)
+        // Under-voltage, throttling, heat: read and logged by a thread of their own.
+        health = Self.startHealth(configuration.health, files: options.systemFiles, logger: logger)
         lifecycle = Self.startLifecycle(configuration.lifecycle, control: control, engine: engine,
                                         watchdog: watchdog, server: server, logger: logger)
         // A trigger fired (a button, the console, a client) wants the codec: it resumes.
@@ -86,7 +90,7 @@ public final class Appliance: Sendable {
                                     consoleDevice: options.consoleDevice, engine: engine, triggers: triggers,
                                     control: control, server: server, watchdog: watchdog, lifecycle: lifecycle,
                                     recording: recording, controls: controls, midi: midi, state: state,
-                                    updater: updater)
+                                    updater: updater, health: health)
         let shell = Console(context: context)
         console = shell
         // The same shell for `stagebox console` over the bus socket (over SSH, without a cable).
@@ -100,7 +104,8 @@ public final class Appliance: Sendable {
     /// an input): the control thread's loop. Throws when the driver fails for good.
     public func run() throws(DriverError) {
         let context = self.context
-        let events = EventLog(logger: logger, control: control, onEvent: { context.record($0) })
+        let events = EventLog(logger: logger, control: control, context: { context.xrunContext },
+                              onEvent: { context.record($0, context: $1) })
         defer { events.finish() }
         try DriverSupervisor(driver: driver, logger: logger).run { [self] in
             tick(events: events)
@@ -115,6 +120,7 @@ public final class Appliance: Sendable {
 
     /// Stops everything `init` started, in the reverse order. Call it once `run` has returned.
     public func shutdown() {
+        health?.stop()
         updater.stop()
         midi?.stop()
         controls.stop()
@@ -156,6 +162,9 @@ public struct ApplianceOptions: Sendable {
     public var consoleDevice = "none"
     /// The version the bus and the console tell.
     public var version = "0.0.0"
+    /// Where health is read; nil: `/sys` and `/proc`, or what `STAGEBOX_SYSFS_ROOT` and
+    /// `STAGEBOX_PROCFS_ROOT` name.
+    public var systemFiles: SystemFiles?
 
     public init() {}
 }

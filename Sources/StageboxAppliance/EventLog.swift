@@ -9,12 +9,16 @@ import StageboxSystem
 final class EventLog {
     let logger: Logger
     let control: DriverControl
-    let onEvent: (@Sendable (AudioEvent) -> Void)?
+    /// What the board was like (health, the recorder's ring): told with every xrun.
+    let context: () -> String
+    let onEvent: (@Sendable (AudioEvent, String?) -> Void)?
     private var repeats = RepeatSummarizer(windowSeconds: 10)
 
-    init(logger: Logger, control: DriverControl, onEvent: (@Sendable (AudioEvent) -> Void)?) {
+    init(logger: Logger, control: DriverControl, context: @escaping () -> String = { "" },
+         onEvent: (@Sendable (AudioEvent, String?) -> Void)?) {
         self.logger = logger
         self.control = control
+        self.context = context
         self.onEvent = onEvent
     }
 
@@ -22,9 +26,12 @@ final class EventLog {
     func drain() {
         let now = monotonicNanoseconds()
         while let event = control.events.pop() {
-            onEvent?(event)
+            let isXrun = event.kind == .captureXrun || event.kind == .playbackXrun
+            let context = isXrun ? self.context() : nil
+            onEvent?(event, context)
             if let line = repeats.note(event.kind.rawValue, durationNanos: event.durationNanos, now: now) {
-                logger.warning("\(line)")
+                let told = context.map { $0.isEmpty ? "" : " at \($0)" } ?? ""
+                logger.warning("\(line)\(told)")
             }
         }
         for line in repeats.due(now: now) { logger.warning("\(line)") }

@@ -52,6 +52,7 @@ public struct ConfigParser {
             case "bus": if let t = table(root, key) { readBus(t, into: &config.bus) }
             case "console": if let t = table(root, key) { readConsole(t, into: &config.console) }
             case "watchdog": if let t = table(root, key) { readWatchdog(t, into: &config.watchdog) }
+            case "health": if let t = table(root, key) { readHealth(t, into: &config.health) }
             case "lifecycle": if let t = table(root, key) { readLifecycle(t, into: &config.lifecycle) }
             case "recorder": if let t = table(root, key) { readRecorder(t, into: &config.recorder) }
             case "connect": config.connections = readConnections(root[key]!)
@@ -61,7 +62,7 @@ public struct ConfigParser {
             case "state": if let t = table(root, key) { config.state = readState(t) }
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
-                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]], [state]"))
+                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [health], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]], [state]"))
             }
         }
         // Checks across sections: a tone at or above half the rate would alias to another pitch.
@@ -137,6 +138,12 @@ public struct ConfigParser {
         var fields = Fields(parser: self, table: t, section: "watchdog", allowedKeys: ["device", "timeout"])
         fields.string("device", &watchdog.device, nonEmpty: true)
         fields.int("timeout", &watchdog.timeout, range: 2...600)
+        problems = fields.parser.problems
+    }
+
+    private mutating func readHealth(_ t: TOMLTable, into health: inout HealthSection) {
+        var fields = Fields(parser: self, table: t, section: "health", allowedKeys: ["warn_temp_c"])
+        fields.double("warn_temp_c", &health.warnTemperature, range: HealthSection.warnTemperatureRange)
         problems = fields.parser.problems
     }
 

@@ -6,6 +6,7 @@ public struct StageboxConfiguration: Sendable, Equatable {
     public var bus = BusSection()
     public var console = ConsoleSection()
     public var watchdog = WatchdogSection()
+    public var health = HealthSection()
     public var lifecycle = LifecycleSection()
     public var recorder = RecorderSection()
     public var connections: [ConnectEntry] = [ConnectEntry(from: "codec.in", to: "codec.out")]
@@ -82,6 +83,15 @@ public struct ConsoleSection: Sendable, Equatable {
 }
 
 /// `[watchdog]`: the hardware watchdog that resets a board whose audio loop stopped.
+/// `[health]`: when the board's temperature is worth a warning.
+public struct HealthSection: Sendable, Equatable {
+    /// The SoC temperature (°C) at which the log warns; a Pi's firmware throttles from 80.
+    public var warnTemperature = 80.0
+    public static let warnTemperatureRange = 40.0...110.0
+
+    public init() {}
+}
+
 public struct WatchdogSection: Sendable, Equatable {
     /// A watchdog device such as `/dev/watchdog`, or `none`.
     public var device = "none"

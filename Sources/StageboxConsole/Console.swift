@@ -27,7 +27,7 @@ public struct Console: Sendable {
         .init(name: "mute", usage: "mute PORT", summary: "mute a port"),
         .init(name: "unmute", usage: "unmute PORT", summary: "unmute a port"),
         .init(name: "clients", usage: "clients", summary: "client programs with their ports, rates and glitches"),
-        .init(name: "xruns", usage: "xruns", summary: "the last 32 xruns with time, kind and duration"),
+        .init(name: "xruns", usage: "xruns", summary: "the last 32 xruns: time, kind, duration, context"),
         .init(name: "meters", usage: "meters", summary: "peak and RMS of every port channel, dBFS; a key ends it"),
         .init(name: "log", usage: "log [N]", summary: "the last N lines of the log (default 20)"),
         .init(name: "config", usage: "config", summary: "the configuration in effect and its problems"),
@@ -35,6 +35,7 @@ public struct Console: Sendable {
         .init(name: "triggers", usage: "triggers", summary: "the triggers and their states"),
         .init(name: "record", usage: "record start|stop", summary: "start or stop a take"),
         .init(name: "takes", usage: "takes", summary: "the last takes with length, size and any repairs"),
+        .init(name: "health", usage: "health", summary: "power, heat, CPU clock, busiest other process, changes"),
         .init(name: "storage", usage: "storage", summary: "where takes go: size, free space, recording time left"),
         .init(name: "buttons", usage: "buttons", summary: "the buttons, their lines' levels and triggers"),
         .init(name: "midi", usage: "midi", summary: "the MIDI peers connected and the events counted"),
@@ -129,6 +130,7 @@ public struct Console: Sendable {
             let lines = context.lifecycleChanges
             return lines.isEmpty ? "no changes yet" : lines.joined(separator: "\n")
         case ("record", 1) where args[0] == "start" || args[0] == "stop": return context.record(start: args[0] == "start")
+        case ("health", 0): return context.health?.joined(separator: "\n") ?? "no health thread in this stagebox"
         case ("storage", 0):
             let lines = context.storage
             return lines.isEmpty ? "no recorder configured" : lines.joined(separator: "\n")
@@ -188,6 +190,7 @@ public struct Console: Sendable {
         if let recorder = c.recorderStatus { lines.append("recorder    \(recorder)") }
         if let midi = c.midiStatus { lines.append("midi        \(midi)") }
         if let update = c.updateStatus { lines.append("system      \(update)") }
+        if let health = c.healthStatus { lines.append("health      \(health)") }
         return lines.joined(separator: "\n")
     }
 
@@ -222,10 +225,17 @@ public struct Console: Sendable {
         let list = context.xruns.suffix(32)
         guard !list.isEmpty else { return "no xruns" }
         let start = context.startedAt
-        return table(["TIME", "KIND", "DURATION"], list.map { x in
+        let rows = table(["TIME", "KIND", "DURATION"], list.map { x in
             [fixed(Double(x.timeNanos - start) / 1e9, digits: 3) + " s", x.kind,
              fixed(Double(x.durationNanos) / 1e6, digits: 2) + " ms"]
-        })
+        }).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // An xrun's context (health, the recorder's ring) is too long for a column: a line under it.
+        var lines = [rows[0]]
+        for (row, x) in zip(rows.dropFirst(), list) {
+            lines.append(row)
+            if !x.context.isEmpty { lines.append("  at " + x.context) }
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// One line per port channel: peak and RMS in dBFS with a bar.

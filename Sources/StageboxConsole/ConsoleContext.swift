@@ -8,11 +8,14 @@ public struct XrunRecord: Sendable, Equatable {
     public var timeNanos: Int64
     public var kind: String
     public var durationNanos: Int64
+    /// What the board was like then (an xrun's: health, the recorder's ring); empty if unknown.
+    public var context: String
 
-    public init(timeNanos: Int64, kind: String, durationNanos: Int64) {
+    public init(timeNanos: Int64, kind: String, durationNanos: Int64, context: String = "") {
         self.timeNanos = timeNanos
         self.kind = kind
         self.durationNanos = durationNanos
+        self.context = context
     }
 }
 
@@ -107,6 +110,10 @@ public protocol ConsoleContext: Sendable {
     /// The line for `status`: the running slot, its version, whether it is marked good; nil
     /// where the system has no update engine.
     var updateStatus: String? { get }
+    /// The line for `status`: the latest health reading; nil without the health thread.
+    var healthStatus: String? { get }
+    /// `health`: the latest reading and the changes since start; nil without the health thread.
+    var health: [String]? { get }
 }
 
 extension ConsoleContext {
@@ -124,4 +131,6 @@ extension ConsoleContext {
     public func state(_ action: String) -> String { "no [state] in the configuration: nothing is kept across restarts" }
     public func update(_ arguments: [String]) -> String { "refused: this stagebox cannot update itself" }
     public var updateStatus: String? { nil }
+    public var healthStatus: String? { nil }
+    public var health: [String]? { nil }
 }

@@ -17,6 +17,12 @@ public struct AudioEvent: Sendable, Equatable {
     public var timeNanos: Int64
     /// How long the interruption lasted (the gap, or the time recovery took), in nanoseconds.
     public var durationNanos: Int64
+
+    public init(kind: Kind, timeNanos: Int64, durationNanos: Int64) {
+        self.kind = kind
+        self.timeNanos = timeNanos
+        self.durationNanos = durationNanos
+    }
 }
 
 /// Shared between a driver's audio thread and whoever runs the driver: a stop request,

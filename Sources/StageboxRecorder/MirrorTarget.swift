@@ -1,3 +1,5 @@
+import StageboxSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -47,14 +49,8 @@ public enum MirrorTarget {
     /// The first directory under `root`, by name, that is a mount point (another device) and
     /// can be written (not read-only, not refused to us).
     static func firstWritableMount(under root: String) -> String? {
-        guard let rootDevice = device(of: root), let dir = opendir(root) else { return nil }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        for name in names.sorted() {
+        guard let rootDevice = device(of: root) else { return nil }
+        for name in Folder.names(in: root) {
             var st = stat()
             var vfs = statvfs()
             let path = root + "/" + name

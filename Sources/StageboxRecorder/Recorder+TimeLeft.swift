@@ -24,3 +24,13 @@ extension Recorder {
                                        bytesPerSecond: bytesPerSecond))
     }
 }
+
+extension Recorder {
+    /// How full the fullest tap's ring is, 0 to 1 (a disk falling behind shows here before a
+    /// frame is lost); nil with no tap on the bus.
+    public var ringFill: Double? {
+        taps.withLock { taps in
+            taps.values.map { Double($0.ring.availableFrames) / Double($0.ring.capacityFrames) }.max()
+        }
+    }
+}

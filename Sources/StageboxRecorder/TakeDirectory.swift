@@ -67,16 +67,7 @@ public struct TakeDirectory: Sendable {
 
     /// The `.wav` files in `directory` (not hidden), sorted by name.
     public static func wavFiles(in directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if !name.hasPrefix("."), name.hasSuffix(".wav") { names.append(name) }
-        }
-        return names.sorted()
+        Folder.names(in: directory).filter { !$0.hasPrefix(".") && $0.hasSuffix(".wav") }
     }
 }
 

@@ -4,7 +4,9 @@ import StageboxAppliance
 import StageboxClient
 import StageboxConfig
 import StageboxDrivers
+import StageboxHealth
 import StageboxRecorder
+import StageboxSystem
 import StageboxTestSupport
 import Synchronization
 import Testing
@@ -103,6 +105,34 @@ final class RunningAppliance: @unchecked Sendable {
         #expect(lost.console("status").contains("/nonexistent-stagebox-stick: No such file or directory"))
         #expect(lost.console("status").contains("recording 2"), "the take runs on")
         #expect(lost.console("record stop").hasPrefix("stopped take "))
+    }
+
+    /// Health read from a recorded Pi 4 tree: `status` and `health` show it, flags flipped
+    /// while it runs are told, and an xrun is listed with what the board was like then.
+    @Test func healthIsShownToldAndGivenToEveryXrun() throws {
+        let tree = try BoardTree.pi4()
+        var options = ApplianceOptions()
+        options.systemFiles = tree.files
+        let running = try RunningAppliance("source = \"tone\"\n[health]\nwarn_temp_c = 75\n", options: options)
+        defer { running.stop() }
+        let good = "52.6 °C (cpu-thermal), 1500 of 1800 MHz ondemand, power good, not throttled"
+        #expect(waitFor(30) { running.console("status").contains("health      \(good)") }, "\(running.console("status"))")
+        #expect(running.console("health").hasPrefix("now: \(good)\nno changes since start"))
+        #expect(running.console("config").contains("[health] warn_temp_c=75.0"))
+
+        try tree.write("sys/devices/platform/soc/soc:firmware/get_throttled", "0x50005")
+        try tree.write("sys/class/thermal/thermal_zone0/temp", "76012")
+        #expect(waitFor(30) { running.console("health").contains("throttling started (throttled)") }, "\(running.console("health"))")
+        let health = running.console("health")
+        #expect(health.contains("health: UNDER-VOLTAGE"))
+        #expect(health.contains("health: the SoC is at 76.0 °C, at or over warn_temp_c 75.0"))
+        #expect(running.console("status").contains("76.0 °C (cpu-thermal), 1500 of 1800 MHz ondemand, UNDER-VOLTAGE, THROTTLED"))
+
+        // An xrun as the audio thread reports one: the console lists it with the board's state.
+        running.appliance.control.events.push(AudioEvent(kind: .captureXrun, timeNanos: monotonicNanoseconds(), durationNanos: 400_000))
+        #expect(waitFor(30) { running.console("xruns").contains("capture xrun") }, "\(running.console("xruns"))")
+        #expect(running.console("xruns").contains("0.40 ms\n  at 76.0 °C (cpu-thermal), 1500 of 1800 MHz ondemand, UNDER-VOLTAGE, THROTTLED"),
+                "\(running.console("xruns"))")
     }
 
     private func state(_ running: RunningAppliance, _ trigger: String) -> String {

@@ -63,7 +63,7 @@ import Testing
             """)
         #expect(p == [
             "box.toml:3: audio.sample_rate: unknown key (allowed: capture, playback, rate, format, inputs, outputs, period, periods, rt_priority)",
-            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [bus], [console], [watchdog], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]], [state])",
+            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [bus], [console], [watchdog], [health], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]], [state])",
         ])
     }
 
@@ -76,6 +76,18 @@ import Testing
             "box.toml:2: watchdog.timeout: 1 is out of range (allowed: 2–600)",
             "box.toml:3: watchdog.bite: unknown key (allowed: device, timeout)",
         ], "in line order")
+    }
+
+    @Test func theHealthSectionIsReadAndChecked() {
+        let (config, none) = ConfigParser.parse("[health]\nwarn_temp_c = 70\n", file: "box.toml")
+        #expect(none.isEmpty)
+        #expect(config.health.warnTemperature == 70)
+        #expect(StageboxConfiguration.defaults.health.warnTemperature == 80)
+        #expect(problems("[health]\nwarn_temp_c = 200\nwarn_volts = 5\n") == [
+            "box.toml:2: health.warn_temp_c: 200 is out of range (allowed: 40–110)",
+            "box.toml:3: health.warn_volts: unknown key (allowed: warn_temp_c)",
+        ])
+        #expect(problems("[health]\nwarn_temp_c = \"hot\"\n") == ["box.toml:2: health.warn_temp_c: must be a number, not string (allowed: 40–110)"])
     }
 
     @Test func theLifecycleSectionIsReadAndChecked() {
