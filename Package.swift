@@ -109,6 +109,8 @@ let package = Package(
         .target(name: "StageboxHealth", dependencies: [
             "StageboxSystem", .product(name: "DequeModule", package: "swift-collections"),
         ]),
+        // Support bundles: one text file of everything a helper asks for, secrets removed.
+        .target(name: "StageboxDiagnostics", dependencies: ["StageboxSystem"]),
         // The watchdog and the audio lifecycle.
         .target(name: "StageboxWatchdog", dependencies: [
             "CLinux", "StageboxFormatting", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system"),
@@ -153,7 +155,7 @@ let package = Package(
             "StageboxBusServer", "StageboxControls", "StageboxWatchdog", "StageboxConsole", "StageboxLifecycle",
             "StageboxRecorder", "StageboxMIDI", "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
             "StageboxTriggers", "StageboxState", "StageboxSystem", "StageboxUpdate", "StageboxHealth",
-            .product(name: "DequeModule", package: "swift-collections"),
+            "StageboxDiagnostics", .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The command line: `stagebox run` and the tools around it.
@@ -161,7 +163,7 @@ let package = Package(
             "StageboxAppliance", "StageboxDrivers", "StageboxEngine", "StageboxConfig", "StageboxAudioFiles",
             "StageboxBusServer", "StageboxClient", "StageboxProtocol", "StageboxControls", "StageboxWatchdog",
             "StageboxConsole", "StageboxLifecycle", "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
-            "StageboxTriggers", "StageboxLatency", "StageboxSystem", "CALSA",
+            "StageboxTriggers", "StageboxLatency", "StageboxSystem", "StageboxDiagnostics", "CALSA",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -190,6 +192,7 @@ let package = Package(
         ]),
         .testTarget(name: "StageboxMIDITests", dependencies: ["StageboxMIDI", "StageboxTriggers", "CALSA"]),
         .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxTriggers", "StageboxSystem"]),
+        .testTarget(name: "StageboxDiagnosticsTests", dependencies: ["StageboxDiagnostics", "StageboxSystem", "StageboxTestSupport"]),
         .testTarget(name: "StageboxHealthTests", dependencies: ["StageboxHealth", "StageboxSystem", "StageboxTestSupport"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),

@@ -32,6 +32,8 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let control: DriverControl
     let server: BusServer?
     let configuration: [String]
+    /// Where the configuration came from (a support bundle goes beside its file).
+    let configSource: ConfigSource
     let watchdogFeeder: WatchdogFeeder
     let lifecycle: LifecycleController
     let recording: Recording
@@ -67,6 +69,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         stateKeeper = state
         self.updater = updater
         healthMonitor = health
+        configSource = loaded.source
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "

@@ -36,6 +36,7 @@ public struct Console: Sendable {
         .init(name: "record", usage: "record start|stop", summary: "start or stop a take"),
         .init(name: "takes", usage: "takes", summary: "the last takes with length, size and any repairs"),
         .init(name: "health", usage: "health", summary: "power, heat, CPU clock, busiest other process, changes"),
+        .init(name: "diag", usage: "diag bundle [DIR]", summary: "write a support bundle (to BOOT on the card)"),
         .init(name: "storage", usage: "storage", summary: "where takes go: size, free space, recording time left"),
         .init(name: "buttons", usage: "buttons", summary: "the buttons, their lines' levels and triggers"),
         .init(name: "midi", usage: "midi", summary: "the MIDI peers connected and the events counted"),
@@ -130,6 +131,8 @@ public struct Console: Sendable {
             let lines = context.lifecycleChanges
             return lines.isEmpty ? "no changes yet" : lines.joined(separator: "\n")
         case ("record", 1) where args[0] == "start" || args[0] == "stop": return context.record(start: args[0] == "start")
+        case ("diag", 1) where args[0] == "bundle": return supportBundle(into: nil)
+        case ("diag", 2) where args[0] == "bundle": return supportBundle(into: args[1])
         case ("health", 0): return context.health?.joined(separator: "\n") ?? "no health thread in this stagebox"
         case ("storage", 0):
             let lines = context.storage
@@ -290,3 +293,19 @@ import Glibc
 import Musl
 #endif
 
+
+extension Console {
+    /// The commands whose answers go into a support bundle, in its order (`meters` waits for a
+    /// key; `log` is added with its 2,000 lines).
+    static let bundleCommands = ["status", "config", "ports", "connections", "clients", "xruns", "health", "triggers",
+                                 "buttons", "midi", "takes", "storage", "state show", "lifecycle", "update"]
+
+    /// `diag bundle [DIR]`: every command above as it answers now, and the log.
+    func supportBundle(into directory: String?) -> String {
+        var sections = Self.bundleCommands.map { command in
+            (title: command, lines: run(command).text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        }
+        sections.append((title: "log (the last 2000 lines)", lines: context.log(last: 2000)))
+        return context.writeSupportBundle(sections, into: directory)
+    }
+}

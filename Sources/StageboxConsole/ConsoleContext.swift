@@ -114,6 +114,9 @@ public protocol ConsoleContext: Sendable {
     var healthStatus: String? { get }
     /// `health`: the latest reading and the changes since start; nil without the health thread.
     var health: [String]? { get }
+    /// `diag bundle [DIR]`: writes the console's `sections` with the system's own report into
+    /// one file in `directory` (nil: the configuration file's folder); says where, or why not.
+    func writeSupportBundle(_ sections: [(title: String, lines: [String])], into directory: String?) -> String
 }
 
 extension ConsoleContext {
@@ -133,4 +136,7 @@ extension ConsoleContext {
     public var updateStatus: String? { nil }
     public var healthStatus: String? { nil }
     public var health: [String]? { nil }
+    public func writeSupportBundle(_ sections: [(title: String, lines: [String])], into directory: String?) -> String {
+        "refused: this stagebox cannot write a support bundle"
+    }
 }

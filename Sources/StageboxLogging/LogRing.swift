@@ -4,7 +4,7 @@ import Synchronization
 
 /// Keeps the last lines of stagebox's own log in memory, for the console's `log`.
 public final class LogRing: Sendable {
-    public static let shared = LogRing(capacity: 500)
+    public static let shared = LogRing(capacity: 2000) // the support bundle carries them all
 
     private let lines = Mutex<Deque<String>>([])
     private let capacity: Int

@@ -14,8 +14,8 @@ import Musl
 struct DiagCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "diag",
-        abstract: "Exercise one device: a GPIO line, the watchdog, a serial port.",
-        subcommands: [GPIOWaitEdge.self, GPIOSet.self, WatchdogDiag.self, SerialEcho.self])
+        abstract: "A support bundle; or exercise one device: a GPIO line, the watchdog, a serial port.",
+        subcommands: [DiagBundle.self, GPIOWaitEdge.self, GPIOSet.self, WatchdogDiag.self, SerialEcho.self])
 
     struct GPIOWaitEdge: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -23,6 +23,16 @@ public final class TemporaryMount {
         }
     }
 
+    /// Mounts it again read-only or writable (as the card's BOOT is kept read-only).
+    public func remount(readOnly: Bool) -> Bool {
+        mount("tmpfs", path, "tmpfs", UInt(MS_REMOUNT) | (readOnly ? UInt(MS_RDONLY) : 0), nil) == 0
+    }
+
+    public var isReadOnly: Bool {
+        var info = statvfs()
+        return statvfs(path, &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
+    }
+
     public func remove() {
         umount2(path, Int32(MNT_DETACH))
         rmdir(path)

@@ -1,0 +1,61 @@
+import StageboxSystem
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Writes a support bundle into a folder, as `stagebox-support-YYYYMMDD-HHMMSS.txt`. The
+/// card's BOOT partition is mounted read-only (a power cut finds it clean): a folder on a
+/// read-only mount is made writable for the write and read-only again after, under the same
+/// lock directory as the card's scripts (`/run/boot-writable.lock`), so fw_setenv and an
+/// update's rename never meet it half-way.
+public enum BundleFile {
+    public static let lockDirectory = "/run/boot-writable.lock"
+
+    /// The file's name for a local time.
+    public static func name(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> String {
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "stagebox-support-\(year)\(two(month))\(two(day))-\(two(hour))\(two(minute))\(two(second)).txt"
+    }
+
+    /// The name for now (local time).
+    public static func nameNow() -> String {
+        var now = time(nil)
+        var parts = tm()
+        localtime_r(&now, &parts)
+        return name(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
+                    hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec))
+    }
+
+    /// Writes `text` into `directory`; returns the file's path.
+    public static func write(_ text: String, into directory: String, name: String = nameNow()) throws(SystemCallError) -> String {
+        let path = directory + "/" + name
+        var info = statvfs()
+        guard statvfs(directory, &info) == 0 else { throw .last("looking at", directory) }
+        guard info.f_flag & UInt(ST_RDONLY) != 0 else {
+            try WholeFile.write(text, to: path)
+            return path
+        }
+        // Read-only: writable for the moment of the write, under the card's lock.
+        let locked = takeLock()
+        defer { if locked { rmdir(lockDirectory) } }
+        guard mount("", directory, "", UInt(MS_REMOUNT), nil) == 0 else {
+            throw .last("making the read-only mount writable at", directory)
+        }
+        defer { _ = mount("", directory, "", UInt(MS_REMOUNT) | UInt(MS_RDONLY), nil) }
+        try WholeFile.write(text, to: path)
+        return path
+    }
+
+    /// The lock directory, waited for up to 3 s (then the write goes ahead, as the scripts do).
+    private static func takeLock() -> Bool {
+        for _ in 0..<30 {
+            if mkdir(lockDirectory, 0o700) == 0 { return true }
+            if errno != EEXIST { return false }
+            usleep(100_000)
+        }
+        return false
+    }
+}
