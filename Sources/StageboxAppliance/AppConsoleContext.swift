@@ -159,6 +159,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     var takes: [String] { recording.takes }
     var recorderStatus: String? { recording.statusLine }
     var storage: [String] { recording.storage }
+    func slate(_ words: [String]) -> String { recording.slate(words) }
 
     var clients: [ClientSummary] {
         (server?.clients ?? []).map { c in

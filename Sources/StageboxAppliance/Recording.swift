@@ -26,11 +26,12 @@ final class Recording: Sendable {
 
     init(_ config: StageboxConfiguration, engine: Engine, triggers: TriggerBoard, logger: Logger) {
         let section = config.recorder
-        let settings = RecorderSettings(directory: section.directory, sources: section.sources,
+        var settings = RecorderSettings(directory: section.directory, sources: section.sources,
                                         encoding: AudioFileEncoding(rawValue: section.encoding) ?? .pcm24,
                                         sampleRate: config.audio.rate, syncIntervalMs: section.syncIntervalMs,
                                         preRollSeconds: section.preRollSeconds, minFreeMB: section.minFreeMB,
                                         rf64Threshold: Self.rf64Threshold, mirror: section.mirror)
+        settings.slate = Slate.Fields(project: section.project, scene: section.scene, tape: section.tape)
         recorder = Recorder(settings: settings, engine: engine, logger: logger)
         player = TakePlayer(engine: engine, logger: logger)
         self.triggers = triggers
@@ -242,5 +243,30 @@ final class Recording: Sendable {
     private static func size(_ bytes: UInt64) -> String {
         if bytes >= 10_000_000_000 { return fixed(Double(bytes) / 1_000_000_000, digits: 1) + " GB" }
         return bytes >= 1_000_000 ? fixed(Double(bytes) / 1_000_000, digits: 1) + " MB" : fixed(Double(bytes) / 1000, digits: 1) + " kB"
+    }
+}
+
+extension Recording {
+    /// The console's slate commands: `slate` shows it, the others set a field and show it.
+    func slate(_ words: [String]) -> String {
+        let slate = recorder.slate
+        guard let field = words.first, words.count == 2 else { return "next take: \(slate.line)" }
+        let value = words[1]
+        switch field {
+        case "scene": slate.setScene(value)
+        case "tape": slate.setTape(value)
+        case "project": slate.setProject(value)
+        case "note": slate.setNote(value)
+        case "take":
+            if value == "next" {
+                slate.setTake(slate.current.take + 1)
+            } else if let n = Int(value), n >= 1, n <= 9999 {
+                slate.setTake(n)
+            } else {
+                return "refused: take wants a number from 1 to 9999, or next, not '\(value)'"
+            }
+        default: return "refused: no slate field \(field)"
+        }
+        return "next take: \(slate.line)"
     }
 }

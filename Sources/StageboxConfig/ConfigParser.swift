@@ -171,7 +171,7 @@ public struct ConfigParser {
     }
 
     private mutating func readRecorder(_ t: TOMLTable, into recorder: inout RecorderSection) {
-        let allowed = ["directory", "source", "sources", "encoding", "sync_interval_ms", "pre_roll_s", "min_free_mb", "mirror"]
+        let allowed = ["directory", "source", "sources", "encoding", "sync_interval_ms", "pre_roll_s", "min_free_mb", "mirror", "project", "scene", "tape"]
         var fields = Fields(parser: self, table: t, section: "recorder", allowedKeys: allowed)
         fields.string("directory", &recorder.directory, nonEmpty: true)
         if !recorder.directory.hasPrefix("/") {
@@ -200,6 +200,9 @@ public struct ConfigParser {
         fields.double("pre_roll_s", &recorder.preRollSeconds, range: RecorderSection.preRollRange)
         fields.int("min_free_mb", &recorder.minFreeMB, range: RecorderSection.minFreeRange)
         fields.string("mirror", &recorder.mirror, nonEmpty: false)
+        fields.string("project", &recorder.project, nonEmpty: false)
+        fields.string("scene", &recorder.scene, nonEmpty: false)
+        fields.string("tape", &recorder.tape, nonEmpty: false)
         if !(recorder.mirror.isEmpty || recorder.mirror == "usb" || recorder.mirror.hasPrefix("/")) {
             fields.problem("mirror", "'\(recorder.mirror)' is neither \"usb\" nor an absolute path",
                            allowed: "\"\" (no copy), \"usb\" (the first USB stick) or a path from /")

@@ -149,6 +149,10 @@ public struct RecorderSection: Sendable, Equatable {
     /// Where each take is copied as it is recorded: "" nowhere, "usb" the first USB stick
     /// mounted under /media, or a directory on another medium.
     public var mirror = ""
+    /// The slate's start (each take's iXML): the production, the first scene, the day's roll.
+    public var project = ""
+    public var scene = ""
+    public var tape = ""
 
     public init() {}
 

@@ -34,6 +34,12 @@ public struct Console: Sendable {
         .init(name: "trigger", usage: "trigger NAME", summary: "fire a trigger"),
         .init(name: "triggers", usage: "triggers", summary: "the triggers and their states"),
         .init(name: "record", usage: "record start|stop", summary: "start or stop a take"),
+        .init(name: "slate", usage: "slate", summary: "the next take's project, scene, take, tape and note"),
+        .init(name: "scene", usage: "scene NAME", summary: "a new scene: takes count from 1 again"),
+        .init(name: "take", usage: "take N|next", summary: "the next take's number"),
+        .init(name: "note", usage: "note TEXT", summary: "a note for the next take (its iXML and bext)"),
+        .init(name: "tape", usage: "tape NAME", summary: "the day's roll, in every take's iXML"),
+        .init(name: "project", usage: "project NAME", summary: "the production, in every take's iXML"),
         .init(name: "takes", usage: "takes", summary: "the last takes with length, size and any repairs"),
         .init(name: "health", usage: "health", summary: "power, heat, CPU clock, busiest other process, changes"),
         .init(name: "diag", usage: "diag bundle [DIR]", summary: "write a support bundle (to BOOT on the card)"),
@@ -134,6 +140,16 @@ public struct Console: Sendable {
         case ("diag", 1) where args[0] == "bundle": return supportBundle(into: nil)
         case ("diag", 2) where args[0] == "bundle": return supportBundle(into: args[1])
         case ("health", 0): return context.health?.joined(separator: "\n") ?? "no health thread in this stagebox"
+        case ("slate", 0): return context.slate([])
+        case ("scene", 1), ("tape", 1), ("project", 1): return context.slate([name, args[0]])
+        case ("take", 1): return context.slate(["take", args[0]])
+        case ("note", _) where !args.isEmpty:
+            // The rest of the line, without the quotes a person may put around it.
+            var text = args.joined(separator: " ")
+            if text.count >= 2, let first = text.first, first == "\"" || first == "'", text.last == first {
+                text = String(text.dropFirst().dropLast())
+            }
+            return context.slate(["note", text])
         case ("storage", 0):
             let lines = context.storage
             return lines.isEmpty ? "no recorder configured" : lines.joined(separator: "\n")
@@ -297,7 +313,7 @@ import Musl
 extension Console {
     /// The commands whose answers go into a support bundle, in its order (`meters` waits for a
     /// key; `log` is added with its 2,000 lines).
-    static let bundleCommands = ["status", "config", "ports", "connections", "clients", "xruns", "health", "triggers",
+    static let bundleCommands = ["status", "config", "ports", "connections", "clients", "xruns", "health", "triggers", "slate",
                                  "buttons", "midi", "takes", "storage", "state show", "lifecycle", "update"]
 
     /// `diag bundle [DIR]`: every command above as it answers now, and the log.

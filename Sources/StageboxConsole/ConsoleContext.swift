@@ -114,6 +114,9 @@ public protocol ConsoleContext: Sendable {
     var healthStatus: String? { get }
     /// `health`: the latest reading and the changes since start; nil without the health thread.
     var health: [String]? { get }
+    /// The slate of the next take: `slate` shows it; `scene NAME`, `take N`, `tape NAME`,
+    /// `project NAME`, `note TEXT` set a field (words: the command, then its value).
+    func slate(_ words: [String]) -> String
     /// `diag bundle [DIR]`: writes the console's `sections` with the system's own report into
     /// one file in `directory` (nil: the configuration file's folder); says where, or why not.
     func writeSupportBundle(_ sections: [(title: String, lines: [String])], into directory: String?) -> String
@@ -136,6 +139,7 @@ extension ConsoleContext {
     public var updateStatus: String? { nil }
     public var healthStatus: String? { nil }
     public var health: [String]? { nil }
+    public func slate(_ words: [String]) -> String { "refused: this stagebox has no recorder" }
     public func writeSupportBundle(_ sections: [(title: String, lines: [String])], into directory: String?) -> String {
         "refused: this stagebox cannot write a support bundle"
     }

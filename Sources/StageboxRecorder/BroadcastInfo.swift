@@ -8,13 +8,17 @@ public struct BroadcastInfo: Sendable, Equatable {
     public var time: String
     /// The first sample's position in samples since local midnight.
     public var timeReference: UInt64
+    /// The iXML chunk that goes beside `bext` in the header (the slate: scene, take, note).
+    public var ixml: IXML?
 
-    public init(description: String, originatorReference: String, date: String, time: String, timeReference: UInt64) {
+    public init(description: String, originatorReference: String, date: String, time: String, timeReference: UInt64,
+                ixml: IXML? = nil) {
         self.description = description
         self.originatorReference = originatorReference
         self.date = date
         self.time = time
         self.timeReference = timeReference
+        self.ixml = ixml
     }
 
     func chunkBody(format: TakeFormat) -> [UInt8] {

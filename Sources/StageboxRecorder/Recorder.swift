@@ -30,6 +30,8 @@ public final class Recorder: Sendable {
     private let loop = Mutex<ServiceLoop?>(nil)
     /// The copy of every take on another medium; nil with no `mirror` configured.
     let mirror: MirrorWriter?
+    /// What the next take is slated as (its iXML and `bext` description).
+    public let slate: Slate
     private let stateListener = Mutex<(@Sendable (RecorderState) -> Void)?>(nil)
 
     enum Command {
@@ -57,6 +59,7 @@ public final class Recorder: Sendable {
         self.settings = settings
         self.engine = engine
         self.logger = logger
+        slate = Slate(settings.slate)
         directory = TakeDirectory(path: settings.directory)
         mirror = settings.mirror.isEmpty ? nil : MirrorWriter(settings: settings, logger: logger)
     }

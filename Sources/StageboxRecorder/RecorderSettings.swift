@@ -19,6 +19,8 @@ public struct RecorderSettings: Sendable {
     public var rf64Threshold: UInt64
     /// Where each take is copied as it is recorded (see `MirrorTarget`); "" for nowhere.
     public var mirror: String
+    /// The slate's fields at start (`[recorder] project`, `scene`, `tape`).
+    public var slate = Slate.Fields()
     /// Where USB sticks are mounted, for `mirror = "usb"`.
     public var mediaRoot: String
 

@@ -7,6 +7,7 @@
 ///     JUNK|ds64 (28 bytes: room for RF64's 64-bit sizes, EBU Tech 3306)
 ///     fmt       (16 bytes, or 40 for WAVE_FORMAT_EXTENSIBLE above two channels)
 ///     bext      (EBU Tech 3285 version 1: date, time, time reference in samples)
+///     iXML      (2048 bytes: project, scene, take, tape, note, track names, the time reference)
 ///     cue region (a fixed number of bytes: `cue ` and `LIST adtl` labels, then JUNK)
 ///     data
 ///
@@ -67,6 +68,10 @@ struct TakeHeader {
         }
         let bextBody = bext.chunkBody(format: format)
         b.fourCC("bext"); b.u32(UInt32(bextBody.count)); b.bytes.append(contentsOf: bextBody)
+        if let ixml = bext.ixml {
+            let body = ixml.chunkBody()
+            b.fourCC("iXML"); b.u32(UInt32(body.count)); b.bytes.append(contentsOf: body)
+        }
         cueRegionOffset = b.bytes.count
         b.fourCC("JUNK"); b.u32(UInt32(Self.cueRegionBytes - 8)); b.zeros(Self.cueRegionBytes - 8)
         dataChunkOffset = b.bytes.count

@@ -147,6 +147,9 @@ public enum TakeRepair {
                     if offset + 8 + 256 + 8 <= head.count {
                         madeByStagebox = head[(offset + 8 + 256)..<(offset + 8 + 256 + 8)].elementsEqual("Stagebox".utf8)
                     }
+                case "iXML" where cueRegionOffset != nil:
+                    // Stagebox's cue region follows the iXML chunk when there is one.
+                    cueRegionOffset = offset + 8 + size + (size & 1)
                 case "fact" where offset + 12 <= head.count:
                     factOffset = offset + 8
                 default: break

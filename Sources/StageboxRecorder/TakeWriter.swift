@@ -121,12 +121,17 @@ final class TakeWriter: @unchecked Sendable {
         let name = String(base.dropLast(5)) // without "_.wav"
         var files: [(tap: RecorderTap, file: TakeFile, droppedSeen: Int)] = []
         var bexts: [BroadcastInfo] = [] // each file's, for its copy
+        let slate = recorder.slate.takeStarts()
+        let timeReference = UInt64(clock.secondsSinceMidnight * Double(settings.sampleRate))
         for tap in present {
             let file = TakeName.make(year: clock.year, month: clock.month, day: clock.day, hour: clock.hour,
                                      minute: clock.minute, sequence: sequence, source: tap.source)
-            let bext = BroadcastInfo(description: "Stagebox take \(sequence) of \(tap.source)",
+            let ixml = IXML(project: slate.project, scene: slate.scene, take: slate.take, tape: slate.tape, note: slate.note,
+                            trackNames: (1...tap.ring.channels).map { "\(tap.source) \($0)" },
+                            timeReference: timeReference, sampleRate: settings.sampleRate)
+            let bext = BroadcastInfo(description: Self.description(sequence: sequence, source: tap.source, slate: slate),
                                      originatorReference: name, date: clock.date, time: clock.time,
-                                     timeReference: UInt64(clock.secondsSinceMidnight * Double(settings.sampleRate)))
+                                     timeReference: timeReference, ixml: ixml)
             do {
                 let take = try TakeFile(path: settings.directory + "/" + file,
                                         format: TakeFormat(sampleRate: settings.sampleRate, channels: tap.ring.channels,
@@ -220,6 +225,15 @@ final class TakeWriter: @unchecked Sendable {
     /// The take's copy on the mirror's medium, handed to the mirror's thread, which finds the
     /// directory and makes the files (never this thread: a stick that hangs must not hold up
     /// the take); nil with no mirror.
+    /// `bext`'s description: the take and its source, with the slate when there is one
+    /// ("Stagebox take 12 of codec.in; scene 4A take 3: a plane passes").
+    static func description(sequence: Int, source: String, slate: Slate.Fields) -> String {
+        var text = "Stagebox take \(sequence) of \(source)"
+        if !slate.scene.isEmpty { text += "; scene \(slate.scene) take \(slate.take)" }
+        if !slate.note.isEmpty { text += (slate.scene.isEmpty ? "; " : ": ") + slate.note }
+        return text
+    }
+
     private func mirrorCopy(name: String, files: [(file: TakeFile, bext: BroadcastInfo)]) -> MirrorCopy? {
         guard let mirror = recorder.mirror else { return nil }
         let plans = files.map { f in

@@ -135,6 +135,21 @@ final class RunningAppliance: @unchecked Sendable {
                 "\(running.console("xruns"))")
     }
 
+    /// The slate at the console, as a sound person keeps it between takes.
+    @Test func theSlateIsSetAtTheConsoleAndMovesOnWithEachTake() throws {
+        let running = try RunningAppliance("source = \"tone\"\nproject = \"Night\"\nscene = \"4\"\n")
+        defer { running.stop() }
+        #expect(running.console("slate") == "next take: project Night, scene 4, take 1 next, no note")
+        #expect(running.console("scene 4A") == "next take: project Night, scene 4A, take 1 next, no note")
+        #expect(running.console("take 7") == "next take: project Night, scene 4A, take 7 next, no note")
+        #expect(running.console("take next") == "next take: project Night, scene 4A, take 8 next, no note")
+        #expect(running.console("take zero") == "refused: take wants a number from 1 to 9999, or next, not 'zero'")
+        #expect(running.console("note \"wind on mic 2\"") == "next take: project Night, scene 4A, take 8 next, note: wind on mic 2")
+        #expect(running.console("record start").hasPrefix("recording take "))
+        #expect(running.console("slate") == "next take: project Night, scene 4A, take 9 next, no note")
+        #expect(running.console("record stop").hasPrefix("stopped take "))
+    }
+
     private func state(_ running: RunningAppliance, _ trigger: String) -> String {
         running.console("triggers").split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
             .first { $0.first == trigger }?.dropFirst().first ?? "?"

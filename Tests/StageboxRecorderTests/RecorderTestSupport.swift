@@ -79,3 +79,36 @@ func appendBytes(_ path: String, _ bytes: [UInt8]) throws {
     try handle.write(contentsOf: Data(bytes))
     try handle.close()
 }
+
+/// What wavinfo (PyPI; a reader nobody here wrote, installed by tools/setup into
+/// ~/.cache/stagebox-py) reads of a take's iXML and bext, as JSON; nil when it cannot.
+func wavinfoMetadata(_ path: String) -> [String: Any]? {
+    let python = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/stagebox-py/bin/python3").path
+    let script = """
+        import json, sys
+        from wavinfo import WavInfoReader
+        w = WavInfoReader(sys.argv[1])
+        x = w.ixml
+        print(json.dumps({
+            "project": x.project, "scene": x.scene, "take": x.take, "tape": x.tape,
+            "note": x.raw_xml.findtext("NOTE"),
+            "tracks": [t.name for t in x.track_list],
+            "ixml_lo": x.raw_xml.findtext("SPEED/TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_LO"),
+            "description": w.bext.description, "time_reference": w.bext.time_reference,
+            "originator": w.bext.originator, "frames": w.data.frame_count}))
+        """
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: python)
+    p.arguments = ["-c", script, path]
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = out
+    guard (try? p.run()) != nil else { return nil }
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    guard p.terminationStatus == 0 else {
+        print("wavinfo on \(path): \(String(decoding: data, as: UTF8.self))")
+        return nil
+    }
+    return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+}

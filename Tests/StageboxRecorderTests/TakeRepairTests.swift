@@ -6,14 +6,21 @@ import Testing
 
 /// A take cut at any moment (a kill, a power cut) is repaired to its last whole frame.
 @Suite struct TakeRepairTests {
-    let bext = BroadcastInfo(description: "t", originatorReference: "t", date: "2026-11-22", time: "14:12:05", timeReference: 0)
+    /// As the recorder writes them: with an iXML chunk between `bext` and the cue region.
+    let bext = BroadcastInfo(description: "t", originatorReference: "t", date: "2026-11-22", time: "14:12:05", timeReference: 0,
+                             ixml: IXML(project: "p", scene: "1", take: 1, tape: "", note: "", trackNames: ["a 1", "a 2"],
+                                        timeReference: 0, sampleRate: 48000))
+    /// As takes made before the iXML chunk were.
+    let bextAlone = BroadcastInfo(description: "t", originatorReference: "t", date: "2026-11-22", time: "14:12:05", timeReference: 0)
 
     /// A take whose header was synced at `synced` frames and which holds `written` frames and
     /// `torn` bytes of one more, as a killed writer leaves it.
-    private func cutTake(_ path: String, synced: Int, written: Int, torn: [UInt8] = [], rf64Threshold: UInt64 = UInt64(UInt32.max)) throws -> [Float] {
+    private func cutTake(_ path: String, synced: Int, written: Int, torn: [UInt8] = [], rf64Threshold: UInt64 = UInt64(UInt32.max),
+                         withIXML: Bool = true) throws -> [Float] {
         let signal = testSignal(frames: written, channels: 2)
         do {
-            let file = try TakeFile(path: path, format: TakeFormat(sampleRate: 48000, channels: 2, encoding: .pcm24), bext: bext,
+            let file = try TakeFile(path: path, format: TakeFormat(sampleRate: 48000, channels: 2, encoding: .pcm24),
+                                    bext: withIXML ? bext : bextAlone,
                                     rf64Threshold: rf64Threshold)
             try signal.withUnsafeBufferPointer { try file.append($0.baseAddress!, frames: synced) }
             file.addCue(frame: 10, label: "marker 1")
@@ -25,11 +32,12 @@ import Testing
         return signal
     }
 
-    @Test func keepsEveryWholeFrameWrittenAfterTheLastSync() throws {
+    @Test(arguments: [true, false])
+    func keepsEveryWholeFrameWrittenAfterTheLastSync(withIXML: Bool) throws {
         let dir = try temporaryDirectory("repair")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/cut.wav"
-        let signal = try cutTake(path, synced: 1000, written: 2500, torn: [1, 2, 3, 4])
+        let signal = try cutTake(path, synced: 1000, written: 2500, torn: [1, 2, 3, 4], withIXML: withIXML)
         #expect(TakeRepair.check(path, repair: false) == .repaired(headerFrames: 1000, frames: 2500, droppedBytes: 4, markersLost: false))
         #expect(TakeRepair.check(path) == .repaired(headerFrames: 1000, frames: 2500, droppedBytes: 4, markersLost: false))
         #expect(TakeRepair.check(path) == .intact(frames: 2500))
