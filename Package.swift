@@ -109,6 +109,8 @@ let package = Package(
         .target(name: "StageboxHealth", dependencies: [
             "StageboxSystem", .product(name: "DequeModule", package: "swift-collections"),
         ]),
+        // The wall clock kept from going backwards across power cuts; whether it can be trusted.
+        .target(name: "StageboxClock", dependencies: ["CLinux", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         // Support bundles: one text file of everything a helper asks for, secrets removed.
         .target(name: "StageboxDiagnostics", dependencies: ["StageboxSystem"]),
         // The watchdog and the audio lifecycle.
@@ -155,7 +157,7 @@ let package = Package(
             "StageboxBusServer", "StageboxControls", "StageboxWatchdog", "StageboxConsole", "StageboxLifecycle",
             "StageboxRecorder", "StageboxMIDI", "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
             "StageboxTriggers", "StageboxState", "StageboxSystem", "StageboxUpdate", "StageboxHealth",
-            "StageboxDiagnostics", .product(name: "DequeModule", package: "swift-collections"),
+            "StageboxDiagnostics", "StageboxClock", .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The command line: `stagebox run` and the tools around it.
@@ -192,6 +194,7 @@ let package = Package(
         ]),
         .testTarget(name: "StageboxMIDITests", dependencies: ["StageboxMIDI", "StageboxTriggers", "CALSA"]),
         .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxTriggers", "StageboxSystem"]),
+        .testTarget(name: "StageboxClockTests", dependencies: ["StageboxClock", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxDiagnosticsTests", dependencies: ["StageboxDiagnostics", "StageboxSystem", "StageboxTestSupport"]),
         .testTarget(name: "StageboxHealthTests", dependencies: ["StageboxHealth", "StageboxSystem", "StageboxTestSupport"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),

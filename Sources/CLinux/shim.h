@@ -3,7 +3,8 @@
 /* What swift-system (FileDescriptor, Errno) does not cover and Swift cannot reach directly:
    ppoll (hidden behind _GNU_SOURCE), memfd_create and its seals, eventfd, Unix sockets with the
    flags spelled once for glibc and musl, the CMSG macros for passing descriptors (SCM_RIGHTS),
-   SO_PEERCRED, accept4, pipe2, the watchdog's ioctl and the pseudo-terminal calls the tests use.
+   SO_PEERCRED, accept4, pipe2, the watchdog's ioctl, the kernel's clock state (adjtimex) and the
+   pseudo-terminal calls the tests use.
    Nothing here retries on EINTR: the Swift side does that in one place (retryingOnInterrupt). */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/timex.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -31,6 +33,15 @@ static inline int stagebox_poll_ns(struct pollfd *fds, unsigned long nfds, int64
     if (timeout_ns < 0) return ppoll(fds, nfds, NULL, NULL);
     struct timespec ts = { (time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000) };
     return ppoll(fds, nfds, &ts, NULL);
+}
+
+/* Whether the kernel's clock is synchronised (NTP disciplines it: STA_UNSYNC cleared, the
+   state not TIME_ERROR); 0 after boot until then. -1 when adjtimex fails. */
+static inline int stagebox_clock_synchronized(void) {
+    struct timex tx = { 0 };
+    int state = adjtimex(&tx);
+    if (state < 0) return -1;
+    return state != TIME_ERROR && !(tx.status & STA_UNSYNC);
 }
 
 /* An anonymous shared-memory file, closed on exec, that can be sealed. */

@@ -1,5 +1,6 @@
 import Logging
 import StageboxConfig
+import StageboxClock
 import StageboxHealth
 
 #if canImport(Glibc)
@@ -27,5 +28,27 @@ extension Appliance {
 
     private static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+}
+
+extension Appliance {
+    /// The clock's keeper when `[clock] file` names one: the clock set forward past the saved
+    /// time and the newest take, then saved while running. Nil without a file.
+    static func startClock(_ configuration: StageboxConfiguration, logger: Logger) -> ClockKeeper? {
+        guard !configuration.clock.file.isEmpty else { return nil }
+        var settings = ClockKeeper.Settings(file: configuration.clock.file, folders: [configuration.recorder.directory])
+        settings.saveIntervalNanos = Int64(configuration.clock.saveInterval) * 1_000_000_000
+        let keeper = ClockKeeper(settings) { logger.error("\($0)") }
+        switch keeper.start {
+        case .ahead: logger.info("\(keeper.startLine)")
+        case .setForward, .behindButNotSet: logger.warning("\(keeper.startLine)")
+        }
+        if !keeper.isTrusted { logger.warning("clock: not set by NTP or an RTC: takes say their time is not confirmed") }
+        do {
+            try keeper.startSaving()
+        } catch {
+            logger.error("clock: \(error); the time is not saved while running")
+        }
+        return keeper
     }
 }

@@ -5,6 +5,7 @@ import StageboxConfig
 import StageboxConsole
 import StageboxDrivers
 import StageboxEngine
+import StageboxClock
 import StageboxHealth
 import StageboxLifecycle
 import StageboxLogging
@@ -39,6 +40,7 @@ public final class Appliance: Sendable {
     let midi: RunningMIDI?
     let updater: Updater
     let health: HealthMonitor?
+    let clock: ClockKeeper?
     let context: AppConsoleContext
     private let logger: Logger
     private let stopAsked = Atomic<Bool>(false)
@@ -60,7 +62,9 @@ public final class Appliance: Sendable {
             logger.warning("mlockall refused: the audio thread may page-fault under memory pressure")
         }
         triggers = Self.builtinTriggers(engine)
-        recording = Recording(configuration, engine: engine, triggers: triggers, logger: logger)
+        // The wall clock first: set forward past the last known time before any take is named.
+        clock = Self.startClock(configuration, logger: logger)
+        recording = Recording(configuration, engine: engine, triggers: triggers, clock: clock, logger: logger)
         updater = Self.makeUpdater(triggers: triggers, recording: recording, logger: logger)
         // The run-time changes of earlier runs, on top of the configuration, before any client.
         state = RunningState.start(configuration, engine: engine, logger: logger)
@@ -120,6 +124,7 @@ public final class Appliance: Sendable {
 
     /// Stops everything `init` started, in the reverse order. Call it once `run` has returned.
     public func shutdown() {
+        clock?.stop() // saves the time once more
         health?.stop()
         updater.stop()
         midi?.stop()

@@ -1,4 +1,5 @@
 import Logging
+import StageboxClock
 import StageboxAudioFiles
 import StageboxConfig
 import StageboxEngine
@@ -21,10 +22,12 @@ final class Recording: Sendable {
     let player: TakePlayer
     private let triggers: TriggerBoard
     private let logger: Logger
+    private let clock: ClockKeeper?
     /// The take the short-time warning was logged for.
     private let warnedTake = Mutex<String?>(nil)
 
-    init(_ config: StageboxConfiguration, engine: Engine, triggers: TriggerBoard, logger: Logger) {
+    /// `clock`: whether takes' times can be trusted, and saved at each take's start.
+    init(_ config: StageboxConfiguration, engine: Engine, triggers: TriggerBoard, clock: ClockKeeper?, logger: Logger) {
         let section = config.recorder
         var settings = RecorderSettings(directory: section.directory, sources: section.sources,
                                         encoding: AudioFileEncoding(rawValue: section.encoding) ?? .pcm24,
@@ -32,6 +35,8 @@ final class Recording: Sendable {
                                         preRollSeconds: section.preRollSeconds, minFreeMB: section.minFreeMB,
                                         rf64Threshold: Self.rf64Threshold, mirror: section.mirror)
         settings.slate = Slate.Fields(project: section.project, scene: section.scene, tape: section.tape)
+        if let clock { settings.timeTrusted = { clock.isTrusted } }
+        self.clock = clock
         recorder = Recorder(settings: settings, engine: engine, logger: logger)
         player = TakePlayer(engine: engine, logger: logger)
         self.triggers = triggers
@@ -93,12 +98,15 @@ final class Recording: Sendable {
             try? engine.setMuted(BuiltinPort.codecOut, muted)
             return muted ? .selected : .normal
         }
+        let clock = clock
         recorder.onStateChange { state in
             switch state {
             case .idle:
                 triggers.setState("record", .normal)
                 triggers.setState("marker", .disabled)
             case .recording:
+                // The take's time saved: after a power cut the clock starts after it.
+                clock?.saveSoon()
                 triggers.setState("record", .selected)
                 triggers.setState("marker", .normal)
             case .failed:

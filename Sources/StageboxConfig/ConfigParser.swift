@@ -53,6 +53,7 @@ public struct ConfigParser {
             case "console": if let t = table(root, key) { readConsole(t, into: &config.console) }
             case "watchdog": if let t = table(root, key) { readWatchdog(t, into: &config.watchdog) }
             case "health": if let t = table(root, key) { readHealth(t, into: &config.health) }
+            case "clock": if let t = table(root, key) { readClock(t, into: &config.clock) }
             case "lifecycle": if let t = table(root, key) { readLifecycle(t, into: &config.lifecycle) }
             case "recorder": if let t = table(root, key) { readRecorder(t, into: &config.recorder) }
             case "connect": config.connections = readConnections(root[key]!)
@@ -62,7 +63,7 @@ public struct ConfigParser {
             case "state": if let t = table(root, key) { config.state = readState(t) }
             default:
                 problems.append(.init(file: file, line: lines.line(section: key, key: key), key: key,
-                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [health], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]], [state]"))
+                                      message: "unknown section or key", allowed: "[audio], [tone], [bus], [console], [watchdog], [health], [clock], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]], [state]"))
             }
         }
         // Checks across sections: a tone at or above half the rate would alias to another pitch.
@@ -144,6 +145,17 @@ public struct ConfigParser {
     private mutating func readHealth(_ t: TOMLTable, into health: inout HealthSection) {
         var fields = Fields(parser: self, table: t, section: "health", allowedKeys: ["warn_temp_c"])
         fields.double("warn_temp_c", &health.warnTemperature, range: HealthSection.warnTemperatureRange)
+        problems = fields.parser.problems
+    }
+
+    private mutating func readClock(_ t: TOMLTable, into clock: inout ClockSection) {
+        var fields = Fields(parser: self, table: t, section: "clock", allowedKeys: ["file", "save_interval_s"])
+        fields.string("file", &clock.file, nonEmpty: false)
+        if !clock.file.isEmpty && !clock.file.hasPrefix("/") {
+            fields.problem("file", "'\(clock.file)' is not an absolute path", allowed: "a path from /, like /data/stagebox-clock, or \"\"")
+            clock.file = ""
+        }
+        fields.int("save_interval_s", &clock.saveInterval, range: ClockSection.saveIntervalRange)
         problems = fields.parser.problems
     }
 

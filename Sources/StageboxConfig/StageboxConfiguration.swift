@@ -7,6 +7,7 @@ public struct StageboxConfiguration: Sendable, Equatable {
     public var console = ConsoleSection()
     public var watchdog = WatchdogSection()
     public var health = HealthSection()
+    public var clock = ClockSection()
     public var lifecycle = LifecycleSection()
     public var recorder = RecorderSection()
     public var connections: [ConnectEntry] = [ConnectEntry(from: "codec.in", to: "codec.out")]
@@ -83,6 +84,17 @@ public struct ConsoleSection: Sendable, Equatable {
 }
 
 /// `[watchdog]`: the hardware watchdog that resets a board whose audio loop stopped.
+/// `[clock]`: where the wall clock's last known time is kept across power cuts.
+public struct ClockSection: Sendable, Equatable {
+    /// An absolute path ("" keeps none): the card sets /data/stagebox-clock.
+    public var file = ""
+    /// How often the time is saved while running (and always at a clean stop and a take's start).
+    public var saveInterval = 600
+    public static let saveIntervalRange = 10...86400
+
+    public init() {}
+}
+
 /// `[health]`: when the board's temperature is worth a warning.
 public struct HealthSection: Sendable, Equatable {
     /// The SoC temperature (°C) at which the log warns; a Pi's firmware throttles from 80.

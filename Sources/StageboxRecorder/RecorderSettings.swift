@@ -21,6 +21,8 @@ public struct RecorderSettings: Sendable {
     public var mirror: String
     /// The slate's fields at start (`[recorder] project`, `scene`, `tape`).
     public var slate = Slate.Fields()
+    /// Whether the wall clock can be trusted now (a take made without it says so).
+    public var timeTrusted: @Sendable () -> Bool = { true }
     /// Where USB sticks are mounted, for `mirror = "usb"`.
     public var mediaRoot: String
 

@@ -36,6 +36,8 @@ final class TakeWriter: @unchecked Sendable {
         var markers = 0
         /// The copy on the mirror's medium, handed every frame written here.
         var copy: MirrorCopy?
+        /// Whether the wall clock was trusted at the start (NTP or an RTC had set it).
+        var timeTrusted = true
     }
 
     init(recorder: Recorder) { self.recorder = recorder }
@@ -122,6 +124,7 @@ final class TakeWriter: @unchecked Sendable {
         var files: [(tap: RecorderTap, file: TakeFile, droppedSeen: Int)] = []
         var bexts: [BroadcastInfo] = [] // each file's, for its copy
         let slate = recorder.slate.takeStarts()
+        let timeTrusted = settings.timeTrusted()
         let timeReference = UInt64(clock.secondsSinceMidnight * Double(settings.sampleRate))
         for tap in present {
             let file = TakeName.make(year: clock.year, month: clock.month, day: clock.day, hour: clock.hour,
@@ -129,7 +132,8 @@ final class TakeWriter: @unchecked Sendable {
             let ixml = IXML(project: slate.project, scene: slate.scene, take: slate.take, tape: slate.tape, note: slate.note,
                             trackNames: (1...tap.ring.channels).map { "\(tap.source) \($0)" },
                             timeReference: timeReference, sampleRate: settings.sampleRate)
-            let bext = BroadcastInfo(description: Self.description(sequence: sequence, source: tap.source, slate: slate),
+            let bext = BroadcastInfo(description: Self.description(sequence: sequence, source: tap.source, slate: slate,
+                                                                   timeTrusted: timeTrusted),
                                      originatorReference: name, date: clock.date, time: clock.time,
                                      timeReference: timeReference, ixml: ixml)
             do {
@@ -158,7 +162,7 @@ final class TakeWriter: @unchecked Sendable {
         }
         let interval = Int64(settings.syncIntervalMs) * 1_000_000
         take = Take(name: name, files: files, nextSync: monotonicNanoseconds() + interval, askedNanos: askedNanos,
-                    preRollFrames: preRollFrames, copy: copy)
+                    preRollFrames: preRollFrames, copy: copy, timeTrusted: timeTrusted)
         let running = RunningTake(name: name, files: files.map { $0.file.path }, frames: 0, bytes: 0,
                                   seconds: 0, droppedFrames: 0, markers: 0)
         // The running take is published before the answer: whoever was answered "recording"
@@ -190,7 +194,8 @@ final class TakeWriter: @unchecked Sendable {
             let file = String(f.file.path.split(separator: "/").last ?? "")
             summaries.append(TakeSummary(file: file, frames: f.file.frames,
                                          seconds: Double(f.file.frames) / Double(settings.sampleRate),
-                                         bytes: fileSize(f.file.path), note: failure))
+                                         bytes: fileSize(f.file.path),
+                                         note: failure ?? (t.timeTrusted ? nil : Self.untrustedTime)))
         }
         take = nil
         recorder.shared.withLock { s in
@@ -227,12 +232,16 @@ final class TakeWriter: @unchecked Sendable {
     /// the take); nil with no mirror.
     /// `bext`'s description: the take and its source, with the slate when there is one
     /// ("Stagebox take 12 of codec.in; scene 4A take 3: a plane passes").
-    static func description(sequence: Int, source: String, slate: Slate.Fields) -> String {
+    static func description(sequence: Int, source: String, slate: Slate.Fields, timeTrusted: Bool = true) -> String {
         var text = "Stagebox take \(sequence) of \(source)"
         if !slate.scene.isEmpty { text += "; scene \(slate.scene) take \(slate.take)" }
         if !slate.note.isEmpty { text += (slate.scene.isEmpty ? "; " : ": ") + slate.note }
+        if !timeTrusted { text += " (\(untrustedTime))" }
         return text
     }
+
+    /// Said of a take made while the wall clock was not set by NTP or an RTC.
+    static let untrustedTime = "time not confirmed: the clock was not set by NTP or an RTC"
 
     private func mirrorCopy(name: String, files: [(file: TakeFile, bext: BroadcastInfo)]) -> MirrorCopy? {
         guard let mirror = recorder.mirror else { return nil }

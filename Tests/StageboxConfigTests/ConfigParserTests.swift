@@ -63,7 +63,7 @@ import Testing
             """)
         #expect(p == [
             "box.toml:3: audio.sample_rate: unknown key (allowed: capture, playback, rate, format, inputs, outputs, period, periods, rt_priority)",
-            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [bus], [console], [watchdog], [health], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]], [state])",
+            "box.toml:5: mixer: unknown section or key (allowed: [audio], [tone], [bus], [console], [watchdog], [health], [clock], [lifecycle], [recorder], [[connect]], [[button]], [[led]], [midi], [[midi.map]], [state])",
         ])
     }
 
@@ -88,6 +88,17 @@ import Testing
             "box.toml:3: health.warn_volts: unknown key (allowed: warn_temp_c)",
         ])
         #expect(problems("[health]\nwarn_temp_c = \"hot\"\n") == ["box.toml:2: health.warn_temp_c: must be a number, not string (allowed: 40–110)"])
+    }
+
+    @Test func theClockSectionIsReadAndChecked() {
+        let (config, none) = ConfigParser.parse("[clock]\nfile = \"/data/stagebox-clock\"\nsave_interval_s = 60\n", file: "box.toml")
+        #expect(none.isEmpty)
+        #expect(config.clock.file == "/data/stagebox-clock" && config.clock.saveInterval == 60)
+        #expect(StageboxConfiguration.defaults.clock.file == "")
+        #expect(problems("[clock]\nfile = \"clock.txt\"\nsave_interval_s = 5\n") == [
+            "box.toml:2: clock.file: 'clock.txt' is not an absolute path (allowed: a path from /, like /data/stagebox-clock, or \"\")",
+            "box.toml:3: clock.save_interval_s: 5 is out of range (allowed: 10–86400)",
+        ])
     }
 
     @Test func theLifecycleSectionIsReadAndChecked() {

@@ -20,13 +20,14 @@ import StageboxSystem
         var history: [Float] = []
 
         init(_ name: String, preRoll: Double = 0, ringSeconds: Double = 5, minFreeMB: Int = 0, directory: String? = nil,
-             sources: [String] = ["codec.in"], mirror: String = "") throws {
+             sources: [String] = ["codec.in"], mirror: String = "", timeTrusted: Bool = true) throws {
             self.directory = try directory ?? temporaryDirectory(name)
             ownsDirectory = directory == nil
-            recorder = Recorder(settings: RecorderSettings(directory: self.directory, sources: sources, encoding: .pcm24,
-                                                           sampleRate: 48000, syncIntervalMs: 100, preRollSeconds: preRoll,
-                                                           minFreeMB: minFreeMB, ringSeconds: ringSeconds, mirror: mirror),
-                                engine: engine, logger: Logger(label: "test"))
+            var settings = RecorderSettings(directory: self.directory, sources: sources, encoding: .pcm24,
+                                            sampleRate: 48000, syncIntervalMs: 100, preRollSeconds: preRoll,
+                                            minFreeMB: minFreeMB, ringSeconds: ringSeconds, mirror: mirror)
+            settings.timeTrusted = { timeTrusted }
+            recorder = Recorder(settings: settings, engine: engine, logger: Logger(label: "test"))
             recorder.syncTaps()
             try recorder.startWriter()
         }
@@ -121,6 +122,21 @@ import StageboxSystem
         let secondFile = try #require(second.files.first)
         let next = try #require(wavinfoMetadata(secondFile))
         #expect(next["scene"] as? String == "13" && next["take"] as? String == "1" && next["note"] as? String == "")
+    }
+
+    /// A take made while NTP or an RTC had not set the clock says so in bext and in `takes`.
+    @Test func aTakeWithoutATrustedClockSaysSo() throws {
+        let rig = try Rig("untrusted", timeTrusted: false)
+        rig.run(periods: 50)
+        let take = try rig.recorder.start().get()
+        rig.run(periods: 100)
+        rig.recorder.stop()
+        rig.waitForIdle()
+        #expect(rig.recorder.recentTakes.last?.note == "time not confirmed: the clock was not set by NTP or an RTC")
+        let file = try #require(take.files.first)
+        let bytes = try #require(FileManager.default.contents(atPath: file))
+        let text = String(decoding: bytes.prefix(2048), as: UTF8.self)
+        #expect(text.contains("Stagebox take 1 of codec.in (time not confirmed: the clock was not set by NTP or an RTC)"))
     }
 
     @Test func preRollBringsTheSecondsBeforeTheStart() throws {

@@ -1,0 +1,129 @@
+import CLinux
+import StageboxSystem
+import SystemPackage
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Keeps the wall clock from going backwards across power cuts on a board with no battery:
+/// at start, a clock behind the saved time (or behind the newest file in the folders named,
+/// the takes) is set forward to it; while running, and at a clean stop, the time is saved.
+/// Whether the time can be trusted (NTP set it, or an RTC did at boot) is told to the recorder,
+/// which marks takes made without it.
+public final class ClockKeeper: Sendable {
+    public struct Settings: Sendable {
+        /// The file the time is kept in; "" keeps none (and only trusts what the kernel says).
+        public var file: String
+        /// Folders whose newest file the clock must not be behind at start (the takes).
+        public var folders: [String]
+        public var saveIntervalNanos: Int64 = 600_000_000_000
+        /// Where the kernel's files are (`/sys`: an RTC's `hctosys`).
+        public var sysfs = "/sys"
+
+        public init(file: String, folders: [String]) {
+            self.file = file
+            self.folders = folders
+        }
+    }
+
+    /// What happened at start, for the log and the console.
+    public enum Start: Sendable, Equatable {
+        case ahead(savedSeconds: Int64?)
+        case setForward(from: Int64, to: Int64)
+        case behindButNotSet(from: Int64, to: Int64, why: String)
+    }
+
+    public let settings: Settings
+    public let start: Start
+    private let loop: ServiceLoop?
+    private let onProblem: @Sendable (String) -> Void
+
+    /// Checks the clock against what was saved and sets it forward where it is behind (which
+    /// needs CAP_SYS_TIME: the appliance runs as root).
+    public init(_ settings: Settings, setClock: (Int64) -> Errno? = ClockKeeper.setSystemClock,
+                onProblem: @escaping @Sendable (String) -> Void) {
+        self.settings = settings
+        self.onProblem = onProblem
+        let now = Self.nowSeconds()
+        let saved = settings.file.isEmpty ? nil : SavedTime.read(settings.file)
+        let newest = SavedTime.newestModification(in: settings.folders)
+        let floor = [saved, newest].compactMap { $0 }.max()
+        if let floor, floor > now {
+            // One second on: the next thing made is later than everything already there.
+            if let error = setClock(floor + 1) {
+                start = .behindButNotSet(from: now, to: floor + 1, why: "\(error)")
+            } else {
+                start = .setForward(from: now, to: floor + 1)
+            }
+        } else {
+            start = .ahead(savedSeconds: saved)
+        }
+        loop = settings.file.isEmpty ? nil : try? ServiceLoop(named: "clock")
+    }
+
+    /// Starts saving the time every `saveIntervalNanos` (at once first).
+    public func startSaving() throws(SystemCallError) {
+        guard let loop else { return }
+        try loop.start({ [self] _ in
+            save()
+            return .init(deadline: monotonicNanoseconds() + settings.saveIntervalNanos)
+        }, finish: { [self] in save() })
+    }
+
+    /// Saves the time now (also the loop's last act at a clean stop).
+    public func save() {
+        guard !settings.file.isEmpty else { return }
+        do throws(SystemCallError) {
+            try SavedTime.write(Self.nowSeconds(), to: settings.file)
+        } catch {
+            onProblem("clock: the time cannot be saved: \(error)")
+        }
+    }
+
+    /// Asks the clock's thread to save the time now (a take started); never blocks.
+    public func saveSoon() { loop?.wake() }
+
+    public func stop() { loop?.stop() }
+
+    /// Whether the wall clock can be trusted: NTP has set it (the kernel's clock is in sync),
+    /// or an RTC set it at boot.
+    public var isTrusted: Bool { Self.kernelSaysSynchronized() || rtcSetTheClock }
+
+    private var rtcSetTheClock: Bool {
+        Folder.names(in: settings.sysfs + "/class/rtc").contains { rtc in
+            (try? WholeFile.read(settings.sysfs + "/class/rtc/\(rtc)/hctosys", limit: 16))?.hasPrefix("1") == true
+        }
+    }
+
+    /// The line for the log at start, and for `status`.
+    public var startLine: String {
+        switch start {
+        case .ahead(let saved):
+            return "clock: \(SavedTime.utc(Self.nowSeconds()))" + (saved.map { ", not behind the time saved (\(SavedTime.utc($0)))" } ?? "")
+        case .setForward(let from, let to):
+            return "clock: was behind the last known time (\(SavedTime.utc(from)) < \(SavedTime.utc(to))): set forward to it"
+        case .behindButNotSet(let from, let to, let why):
+            return "clock: behind the last known time (\(SavedTime.utc(from)) < \(SavedTime.utc(to))) and cannot be set (\(why)): take names may sort before older ones"
+        }
+    }
+
+    public static func nowSeconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec)
+    }
+
+    /// Sets CLOCK_REALTIME; the error, or nil.
+    public static func setSystemClock(_ seconds: Int64) -> Errno? {
+        var ts = timespec(tv_sec: time_t(seconds), tv_nsec: 0)
+        return clock_settime(CLOCK_REALTIME, &ts) == 0 ? nil : Errno(rawValue: errno)
+    }
+
+    /// The kernel's NTP state: an unsynchronised clock is STA_UNSYNC (the state after boot
+    /// until ntpd or an RTC sync disciplines it).
+    static func kernelSaysSynchronized() -> Bool { stagebox_clock_synchronized() == 1 }
+}
