@@ -31,6 +31,11 @@ public struct HealthReading: Sendable, Equatable {
     /// One line: what is known, in words ("52.6 °C (cpu-thermal), 1500 of 1800 MHz ondemand,
     /// power good, not throttled, busiest other: ffmpeg 35 %").
     public var summary: String {
+        parts.isEmpty ? "nothing to read on this board" : parts.joined(separator: ", ")
+    }
+
+    /// What `summary` is made of; empty when nothing is known.
+    public var parts: [String] {
         var parts: [String] = []
         if let temperature {
             parts.append("\(Self.tenths(temperature)) °C" + (temperatureZone.map { " (\($0))" } ?? ""))
@@ -47,7 +52,7 @@ public struct HealthReading: Sendable, Equatable {
             if !before.isEmpty { parts.append("since boot: " + before.joined(separator: ", ")) }
         }
         if let busiest { parts.append("busiest other: \(busiest.name) \(busiest.percent) %") }
-        return parts.isEmpty ? "nothing to read on this board" : parts.joined(separator: ", ")
+        return parts
     }
 
     static func tenths(_ value: Double) -> String {
