@@ -26,11 +26,8 @@ extension AppConsoleContext {
         }
     }
 
-    /// The configuration file's folder (BOOT on the card); /tmp with the built-in defaults.
     var defaultBundleDirectory: String {
-        guard case .file(let path) = configSource else { return "/tmp" }
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        let folder = String(path[..<slash])
-        return folder.isEmpty ? "/" : folder
+        guard case .file(let path) = configSource else { return BundleFile.defaultFolder(configFile: nil) }
+        return BundleFile.defaultFolder(configFile: path)
     }
 }

@@ -14,6 +14,15 @@ import Musl
 public enum BundleFile {
     public static let lockDirectory = "/run/boot-writable.lock"
 
+    /// Where a bundle goes unless told: the configuration file's folder (BOOT on the card),
+    /// "." for a bare file name, /tmp with no file (the built-in defaults).
+    public static func defaultFolder(configFile: String?) -> String {
+        guard let path = configFile else { return "/tmp" }
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let folder = String(path[..<slash])
+        return folder.isEmpty ? "/" : folder
+    }
+
     /// The file's name for a local time.
     public static func name(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> String {
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }

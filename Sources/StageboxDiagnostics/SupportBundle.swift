@@ -30,20 +30,24 @@ public struct SupportBundle: Sendable {
         var scrubbed = sections.map { s in
             Section(s.title, SecretScrubber.scrub(s.lines).map { $0.utf8.count > Self.lineLimit ? String($0.prefix(Self.lineLimit)) + " …" : $0 })
         }
-        var size = scrubbed.reduce(0) { $0 + Self.size(of: $1) }
-        while size > limit, let largest = scrubbed.indices.max(by: { scrubbed[$0].lines.count < scrubbed[$1].lines.count }),
-              scrubbed[largest].lines.count > 1 {
-            // Drop a tenth of the largest section's oldest lines, and say so in its first line.
-            let drop = max(1, scrubbed[largest].lines.count / 10)
-            let first = scrubbed[largest].lines.first?.hasPrefix("(") == true && scrubbed[largest].lines.first?.hasSuffix("cut to stay under the size limit)") == true
-            var lines = Array(scrubbed[largest].lines.dropFirst(first ? 1 : 0).dropFirst(drop))
-            let cut = (first ? Int(scrubbed[largest].lines[0].dropFirst().prefix { $0.isNumber }) ?? 0 : 0) + drop
-            lines.insert("(\(cut) older lines cut to stay under the size limit)", at: 0)
-            scrubbed[largest].lines = lines
-            size = scrubbed.reduce(0) { $0 + Self.size(of: $1) }
+        // Lines cut from each section's start; the note saying so is added when writing.
+        var cut = [Int](repeating: 0, count: scrubbed.count)
+        func total() -> Int {
+            zip(scrubbed, cut).reduce(0) { $0 + Self.size(of: $1.0) + ($1.1 > 0 ? Self.note($1.1).utf8.count + 1 : 0) }
         }
-        return scrubbed.map { s in (["== \(s.title) =="] + s.lines).joined(separator: "\n") }.joined(separator: "\n\n") + "\n"
+        while total() > limit, let largest = scrubbed.indices.max(by: { scrubbed[$0].lines.count < scrubbed[$1].lines.count }),
+              scrubbed[largest].lines.count > 1 {
+            // A tenth of the largest section's oldest lines at a time.
+            let drop = max(1, scrubbed[largest].lines.count / 10)
+            scrubbed[largest].lines.removeFirst(drop)
+            cut[largest] += drop
+        }
+        return zip(scrubbed, cut).map { s, n in
+            (["== \(s.title) =="] + (n > 0 ? [Self.note(n)] : []) + s.lines).joined(separator: "\n")
+        }.joined(separator: "\n\n") + "\n"
     }
+
+    private static func note(_ cut: Int) -> String { "(\(cut) older lines cut to stay under the size limit)" }
 
     private static func size(of section: Section) -> Int {
         section.title.utf8.count + 8 + section.lines.reduce(0) { $0 + $1.utf8.count + 1 } + 2

@@ -52,13 +52,12 @@ struct DiagBundle: ParsableCommand {
             + (loaded.problems.isEmpty ? ["no problems"] : loaded.problems.map { "  \($0)" }))
         bundle.add("ALSA cards (/proc/asound/cards)", SystemReport.alsaCards())
         bundle.add("kernel log (the last 300 lines)", SystemReport.kernelLog(last: 300))
-        var folder = directory ?? "/tmp"
-        if directory == nil, case .file(let path) = loaded.source {
-            folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        }
+        var configFile: String?
+        if case .file(let path) = loaded.source { configFile = path }
+        let folder = directory ?? BundleFile.defaultFolder(configFile: configFile)
         do {
             print("stagebox is not running (\(reason)): wrote what this command gathers itself to "
-                + (try BundleFile.write(bundle.text(), into: folder.isEmpty ? "/" : folder)))
+                + (try BundleFile.write(bundle.text(), into: folder)))
         } catch {
             printError("stagebox: the support bundle cannot be written: \(error)")
             throw ExitCode(1)
