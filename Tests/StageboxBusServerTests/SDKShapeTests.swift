@@ -5,11 +5,22 @@ import Testing
 final class CountingObserver: AgoraAudioFrameObserver, @unchecked Sendable {
     // @unchecked: written by the observer thread only, read once the observer is removed (joined).
     var frames = 0
-    var peak: Int16 = 0
+    /// Each 10 ms frame's peak.
+    var peaks: [Int16] = []
     func onPlaybackAudioFrame(_ frame: AgoraAudioFrame) -> Bool {
         frames += frame.samplesPerChannel
+        var peak: Int16 = 0
         for i in 0..<(frame.samplesPerChannel * frame.channels) { peak = max(peak, abs(frame.buffer[i])) }
+        peaks.append(peak)
         return true
+    }
+
+    /// The level the tone arrived at: the median peak of the frames that carry it. A starved
+    /// machine leaves counted gaps in the capture, and the resampler's filter rings at a gap's
+    /// edges, so the few frames there say nothing about the level.
+    var typicalPeak: Int16 {
+        let loud = peaks.filter { $0 > 1000 }.sorted()
+        return loud.isEmpty ? 0 : loud[loud.count / 2]
     }
 }
 
@@ -41,7 +52,11 @@ extension BusTests {
             }
             try agora.setPlaybackAudioFrameObserver(nil)
             #expect(observer.frames > 4000, "the observer got 10 ms frames at 16 kHz")
-            #expect(observer.peak > 14000 && observer.peak < 18000, "the tone arrived at its level (peak \(observer.peak))")
+            #expect(observer.typicalPeak > 14000 && observer.typicalPeak < 18000,
+                    "the tone arrived at its level (frame peaks \(observer.peaks))")
+            // Even at a gap's edge the filter's ringing stays near the level (a full-scale value
+            // would be a wrong sample, not ringing).
+            #expect(observer.peaks.allSatisfy { Int($0) < 16384 * 13 / 10 }, "frame peaks \(observer.peaks)")
 
             // The render side hands out 16 kHz audio of the same tone.
             var rendered = [Int16](repeating: 0, count: 160)
