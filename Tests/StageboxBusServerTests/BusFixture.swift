@@ -1,4 +1,6 @@
 import Foundation
+import StageboxTestSupport
+import Testing
 import Logging
 import StageboxEngine
 import StageboxClient
@@ -80,6 +82,50 @@ func collect(_ port: ReceiverPort, frames: Int, block: Int = 64) -> [Float] {
         done += n
     }
     return out
+}
+
+/// Receives a 16-bit stream from `port` until `finished()` holds and half a second of silence
+/// in a row has followed (by then everything sent has passed the bus), or `seconds` pass.
+/// Not a fixed count of frames: a reader that falls behind loses frames to overruns, and a
+/// sender that runs dry adds silence, so no count says when the stream is over.
+func receiveStream(_ port: ReceiverPort, until finished: () -> Bool, seconds: Double = 120) -> [Int16] {
+    // Kept cheap per frame: under emulation a slow reader overruns its ring.
+    let channels = port.channels
+    var received = [Int16](repeating: 0, count: 48000 * 4 * channels)
+    var done = 0
+    var silentRun = 0
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end && !(silentRun >= 24000 && finished()) {
+        guard port.waitForData(frames: 64, timeoutSeconds: 1) else { continue }
+        if done + 64 * channels > received.count { received += [Int16](repeating: 0, count: received.count) }
+        received.withUnsafeMutableBufferPointer { all in
+            let block = all.baseAddress! + done
+            _ = port.receive(int16: block, frames: 64)
+            for sample in 0..<(64 * channels) {
+                if block[sample] != 0 { silentRun = -1 - sample / channels } // the frames after it count
+            }
+            silentRun += 64
+        }
+        done += 64 * channels
+    }
+    return Array(received.prefix(done))
+}
+
+/// Judges a 16-bit stream that crossed the bus at equal rates: bit for bit, with only the gaps
+/// `streamDifference` allows. One exception, by design: a reader that falls so far behind that
+/// its ring overruns again and again looks to the drift correction like a slow clock, which then
+/// converts its rate; from then on no sample is the one sent. That happens only on a starved
+/// machine (under emulation it does, and then it is said); a reader that kept up never converts.
+func judgeBitExact(received: [Int16], sent: [Int16], port: ReceiverPort, what: String,
+                   sourceLocation: SourceLocation = #_sourceLocation) {
+    if port.isConverting {
+        #expect(port.overruns > 0, "\(what): the rate converted though the reader never fell behind (ratio \(port.ratio))",
+                sourceLocation: sourceLocation)
+        print("\(what): the reader fell behind (\(port.overruns) overruns) and drift correction converted its rate; bit-exactness not judged")
+        return
+    }
+    #expect(streamDifference(received: received, sent: sent, channels: port.channels, mayDrop: port.overruns > 0) == nil,
+            "\(what): overruns \(port.overruns)", sourceLocation: sourceLocation)
 }
 
 final class RealtimeGrant: @unchecked Sendable {

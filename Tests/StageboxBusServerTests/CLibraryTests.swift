@@ -18,22 +18,12 @@ extension BusTests {
             let portName = port.name
             let sender = Thread { result.value = try? CExamples.run(program, [bus.socketPath, portName, "\(frames)"]) }
             sender.start()
-            var received = [Int16](repeating: 0, count: (frames + 24000) * 2)
-            var done = 0
-            while done < received.count / 2 {
-                let n = min(64, received.count / 2 - done)
-                guard port.waitForData(frames: n, timeoutSeconds: 3) else { break }
-                received.withUnsafeMutableBufferPointer { _ = port.receive(int16: $0.baseAddress! + done * 2, frames: n) }
-                done += n
-            }
+            let received = receiveStream(port) { result.value != nil }
             #expect(eventually(30) { result.value != nil })
             #expect(result.value?.status == 0, "\(result.value?.output ?? "")")
             var x: UInt32 = 99
             let expected: [Int16] = (0..<(frames * 2)).map { _ in x = x &* 1_664_525 &+ 1_013_904_223; return Int16(truncatingIfNeeded: x >> 16) }
-            // Bit for bit; silence only where the sender's ring ran dry (counted), frames missing
-            // only where the receiver's reader fell behind (counted as overruns).
-            #expect(streamDifference(received: received, sent: expected, channels: 2, mayDrop: port.overruns > 0) == nil,
-                    "overruns \(port.overruns)")
+            judgeBitExact(received: received, sent: expected, port: port, what: "C sender → Swift receiver")
         }
 
         @Test func theVonageAndAgoraShapesWorkFromC() throws {

@@ -3,9 +3,10 @@
 /// - silent frames anywhere (the silence before the stream, and a period of silence where the
 ///   sender's ring ran dry: the bus counts an underrun, and the frames come later, none lost);
 /// - when `mayDrop` (the receiver's ring counted overruns: its reader fell behind and the oldest
-///   frames made room), frames missing, but never reordered.
-/// Every frame that is not silent must be the next frame sent, bit for bit, and the last frame
-/// sent must arrive. Returns nil, or a sentence saying where the stream went wrong.
+///   frames made room), frames missing, but never reordered; the last ones too, when the reader
+///   was more than a ring behind as the stream ended.
+/// Every frame that is not silent must be the next frame sent, bit for bit; without drops the
+/// last frame sent must arrive. Returns nil, or a sentence saying where the stream went wrong.
 public func streamDifference(received: [Int16], sent: [Int16], channels: Int, mayDrop: Bool) -> String? {
     let receivedFrames = received.count / channels
     let sentFrames = sent.count / channels
@@ -28,7 +29,10 @@ public func streamDifference(received: [Int16], sent: [Int16], channels: Int, ma
         dropped += later - next
         next = later + 1
     }
-    if next < sentFrames {
+    if next == 0 {
+        return "none of the \(sentFrames) frames sent arrived"
+    }
+    if next < sentFrames && !mayDrop {
         return "\(next) of \(sentFrames) frames sent arrived (\(dropped) dropped in overruns)"
     }
     return nil
