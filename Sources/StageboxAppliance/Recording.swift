@@ -34,6 +34,7 @@ final class Recording: Sendable {
                                         sampleRate: config.audio.rate, syncIntervalMs: section.syncIntervalMs,
                                         preRollSeconds: section.preRollSeconds, minFreeMB: section.minFreeMB,
                                         rf64Threshold: Self.rf64Threshold, mirror: section.mirror)
+        settings.splitThreshold = getenv("STAGEBOX_SPLIT_THRESHOLD").flatMap { UInt64(String(cString: $0)) }
         settings.slate = Slate.Fields(project: section.project, scene: section.scene, tape: section.tape)
         if let clock { settings.timeTrusted = { clock.isTrusted } }
         self.clock = clock

@@ -35,7 +35,7 @@ final class MirrorWriter: @unchecked Sendable {
     // @unchecked: `copies`, `scratch` and `nextSync` are used only on the mirror's thread, after
     // `pending` handed the copies over under its lock; `loop` is set by `start`, before the
     // takes' writer (which wakes it) starts, and not changed after.
-    private typealias Entry = (copy: MirrorCopy, files: [TakeFile]?, directory: String)
+    private typealias Entry = (copy: MirrorCopy, files: [TakeParts]?, directory: String)
     private let settings: RecorderSettings
     private let logger: Logger
     private let pending = Mutex<[MirrorCopy]>([])
@@ -167,14 +167,15 @@ final class MirrorWriter: @unchecked Sendable {
         return true
     }
 
-    private func make(_ copy: MirrorCopy, in directory: String) throws(SystemCallError) -> [TakeFile] {
-        var files: [TakeFile] = []
+    private func make(_ copy: MirrorCopy, in directory: String) throws(SystemCallError) -> [TakeParts] {
+        var files: [TakeParts] = []
+        let limit = settings.fileSizeLimit(of: directory) // a FAT32 stick: parts before 4 GiB
         for plan in copy.plans {
             do {
-                files.append(try TakeFile(path: directory + "/" + plan.file, format: plan.format, bext: plan.bext,
-                                          rf64Threshold: settings.rf64Threshold))
+                files.append(try TakeParts(path: directory + "/" + plan.file, format: plan.format, bext: plan.bext,
+                                           rf64Threshold: settings.rf64Threshold, limit: limit))
             } catch {
-                for f in files { try? f.close(); unlink(f.path) } // none of the take, rather than a part
+                for f in files { try? f.close(); unlink(f.path) } // none of the take, rather than some of its files
                 throw error
             }
         }

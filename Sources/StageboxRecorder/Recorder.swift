@@ -95,8 +95,33 @@ public final class Recorder: Sendable {
                 logger.warning("recorder: \(path) is not a take that can be checked (\(reason)); left alone")
             }
         }
+        found = Self.joiningParts(found)
         shared.withLock { $0.recent = Deque(found.suffix(Self.recentLimit)) }
         return found
+    }
+
+    /// A split take's parts (see `TakeParts`) as one take: its first part's name, the frames
+    /// and bytes of all of them, and their notes.
+    static func joiningParts(_ summaries: [TakeSummary]) -> [TakeSummary] {
+        var joined: [TakeSummary] = []
+        var parts: [String: Int] = [:] // a take's name → its count of parts so far
+        for summary in summaries {
+            guard let (take, _) = TakeParts.part(of: summary.file),
+                  let index = joined.lastIndex(where: { $0.file == take }) else {
+                joined.append(summary)
+                continue
+            }
+            parts[take, default: 1] += 1
+            joined[index].frames += summary.frames
+            joined[index].seconds += summary.seconds
+            joined[index].bytes += summary.bytes
+            if let note = summary.note { joined[index].note = (joined[index].note.map { $0 + "; " } ?? "") + "\(summary.file): \(note)" }
+        }
+        for (take, count) in parts {
+            guard let index = joined.lastIndex(where: { $0.file == take }) else { continue }
+            joined[index].note = (joined[index].note.map { $0 + "; " } ?? "") + "in \(count) parts"
+        }
+        return joined
     }
 
     private func summary(_ file: String, frames: Int64, note: String?) -> TakeSummary {

@@ -25,6 +25,8 @@ public struct RecorderSettings: Sendable {
     public var timeTrusted: @Sendable () -> Bool = { true }
     /// Where USB sticks are mounted, for `mirror = "usb"`.
     public var mediaRoot: String
+    /// Lowers FAT32's 4 GiB file limit, where takes split (tests: `STAGEBOX_SPLIT_THRESHOLD`).
+    public var splitThreshold: UInt64?
 
     public init(directory: String, sources: [String], encoding: AudioFileEncoding = .pcm24, sampleRate: Int,
                 syncIntervalMs: Int = 1000, preRollSeconds: Double = 0, minFreeMB: Int = 64,
@@ -41,6 +43,11 @@ public struct RecorderSettings: Sendable {
         self.rf64Threshold = rf64Threshold
         self.mirror = mirror
         self.mediaRoot = mediaRoot
+    }
+
+    /// The largest file the medium of `directory` holds (see `TakeParts.limit`).
+    func fileSizeLimit(of directory: String) -> UInt64? {
+        TakeParts.limit(forFilesystem: Medium(path: directory)?.filesystem ?? "", lowered: splitThreshold)
     }
 
     var ringFrames: Int { Int(ringSeconds * Double(sampleRate)) }

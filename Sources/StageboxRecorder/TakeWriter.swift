@@ -27,7 +27,7 @@ final class TakeWriter: @unchecked Sendable {
 
     private struct Take {
         var name: String
-        var files: [(tap: RecorderTap, file: TakeFile, droppedSeen: Int)]
+        var files: [(tap: RecorderTap, file: TakeParts, droppedSeen: Int)]
         var nextSync: Int64
         var askedNanos: Int64
         var latencyReported = false
@@ -121,11 +121,12 @@ final class TakeWriter: @unchecked Sendable {
         let base = TakeName.make(year: clock.year, month: clock.month, day: clock.day, hour: clock.hour,
                                  minute: clock.minute, sequence: sequence, source: "")
         let name = String(base.dropLast(5)) // without "_.wav"
-        var files: [(tap: RecorderTap, file: TakeFile, droppedSeen: Int)] = []
+        var files: [(tap: RecorderTap, file: TakeParts, droppedSeen: Int)] = []
         var bexts: [BroadcastInfo] = [] // each file's, for its copy
         let slate = recorder.slate.takeStarts()
         let timeTrusted = settings.timeTrusted()
         let timeReference = UInt64(clock.secondsSinceMidnight * Double(settings.sampleRate))
+        let limit = settings.fileSizeLimit(of: settings.directory)
         for tap in present {
             let file = TakeName.make(year: clock.year, month: clock.month, day: clock.day, hour: clock.hour,
                                      minute: clock.minute, sequence: sequence, source: tap.source)
@@ -137,10 +138,10 @@ final class TakeWriter: @unchecked Sendable {
                                      originatorReference: name, date: clock.date, time: clock.time,
                                      timeReference: timeReference, ixml: ixml)
             do {
-                let take = try TakeFile(path: settings.directory + "/" + file,
-                                        format: TakeFormat(sampleRate: settings.sampleRate, channels: tap.ring.channels,
-                                                           encoding: settings.encoding),
-                                        bext: bext, rf64Threshold: settings.rf64Threshold)
+                let take = try TakeParts(path: settings.directory + "/" + file,
+                                         format: TakeFormat(sampleRate: settings.sampleRate, channels: tap.ring.channels,
+                                                            encoding: settings.encoding),
+                                         bext: bext, rf64Threshold: settings.rf64Threshold, limit: limit)
                 files.append((tap, take, droppedBefore[tap.source] ?? 0))
                 bexts.append(bext)
             } catch {
@@ -192,10 +193,17 @@ final class TakeWriter: @unchecked Sendable {
         for f in t.files {
             do { try f.file.close() } catch { failure = failure ?? "\(error)" }
             let file = String(f.file.path.split(separator: "/").last ?? "")
+            var note = failure ?? (t.timeTrusted ? nil : Self.untrustedTime)
+            if f.file.cuesRefused > 0 {
+                recorder.logger.warning("recorder: \(f.file.path): \(f.file.cuesRefused) markers found no room in their part (100 a file)")
+            }
+            if f.file.paths.count > 1 {
+                let parts = "in \(f.file.paths.count) parts (the medium's files stop at \(f.file.limit ?? 0) bytes)"
+                note = note.map { $0 + "; " + parts } ?? parts
+            }
             summaries.append(TakeSummary(file: file, frames: f.file.frames,
                                          seconds: Double(f.file.frames) / Double(settings.sampleRate),
-                                         bytes: fileSize(f.file.path),
-                                         note: failure ?? (t.timeTrusted ? nil : Self.untrustedTime)))
+                                         bytes: f.file.paths.reduce(0) { $0 + fileSize($1) }, note: note))
         }
         take = nil
         recorder.shared.withLock { s in
@@ -243,7 +251,7 @@ final class TakeWriter: @unchecked Sendable {
     /// Said of a take made while the wall clock was not set by NTP or an RTC.
     static let untrustedTime = "time not confirmed: the clock was not set by NTP or an RTC"
 
-    private func mirrorCopy(name: String, files: [(file: TakeFile, bext: BroadcastInfo)]) -> MirrorCopy? {
+    private func mirrorCopy(name: String, files: [(file: TakeParts, bext: BroadcastInfo)]) -> MirrorCopy? {
         guard let mirror = recorder.mirror else { return nil }
         let plans = files.map { f in
             MirrorCopy.Plan(file: String(f.file.path.split(separator: "/").last ?? ""), format: f.file.format, bext: f.bext)

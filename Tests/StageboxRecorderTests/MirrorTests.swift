@@ -149,3 +149,38 @@ extension RecorderTests {
         }
     }
 }
+
+extension RecorderTests.MirrorTests {
+    /// A mirror on a real FAT32 filesystem (a loop-mounted image) splits its copy at the
+    /// lowered limit; the parts join to exactly the take on the main medium, which is one file.
+    @Test func aMirrorOnFATSplitsAndThePartsJoinToTheTake() throws {
+        guard let stick = TemporaryFATMount() else {
+            print("mirror on FAT32: not run (needs root, mkfs.fat, a loop device and vfat in the kernel)")
+            return
+        }
+        defer { stick.remove() }
+        let rig = try RecorderTests.Rig("fat-mirror", mirror: stick.path, splitThreshold: 300_000)
+        let take = try rig.recorder.start().get()
+        for _ in 0..<10 {
+            rig.run(periods: 150) // 1500 periods of PCM_24 stereo: 576 kB of samples
+            usleep(5000)
+        }
+        rig.recorder.stop()
+        rig.waitForIdle()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, case .copying = rig.recorder.mirrorState { usleep(2000) }
+        #expect(rig.recorder.mirrorState == .copied(take: take.name, directory: stick.path), "\(rig.recorder.mirrorState)")
+        let main = try AudioFileReader(path: take.files[0]).readAll()
+        #expect(main.count == 1500 * 64 * 2, "the main medium (not FAT) keeps one file")
+        let name = String(take.files[0].split(separator: "/").last ?? "")
+        let parts = (1...99).map { TakeParts.partPath(stick.path + "/" + name, number: $0) }
+            .prefix { FileManager.default.fileExists(atPath: $0) }
+        #expect(parts.count == 2, "576 kB of samples in parts of at most 300 kB: \(parts)")
+        var joined: [Float] = []
+        for part in parts {
+            #expect(fileLength(part) > 0 && fileLength(part) <= 300_000, "\(part): \(fileLength(part)) bytes")
+            joined += (try? AudioFileReader(path: part).readAll()) ?? []
+        }
+        #expect(joined == main, "the copy's parts join to exactly the take")
+    }
+}

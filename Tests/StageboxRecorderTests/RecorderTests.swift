@@ -20,13 +20,15 @@ import StageboxSystem
         var history: [Float] = []
 
         init(_ name: String, preRoll: Double = 0, ringSeconds: Double = 5, minFreeMB: Int = 0, directory: String? = nil,
-             sources: [String] = ["codec.in"], mirror: String = "", timeTrusted: Bool = true) throws {
+             sources: [String] = ["codec.in"], mirror: String = "", timeTrusted: Bool = true,
+             splitThreshold: UInt64? = nil) throws {
             self.directory = try directory ?? temporaryDirectory(name)
             ownsDirectory = directory == nil
             var settings = RecorderSettings(directory: self.directory, sources: sources, encoding: .pcm24,
                                             sampleRate: 48000, syncIntervalMs: 100, preRollSeconds: preRoll,
                                             minFreeMB: minFreeMB, ringSeconds: ringSeconds, mirror: mirror)
             settings.timeTrusted = { timeTrusted }
+            settings.splitThreshold = splitThreshold
             recorder = Recorder(settings: settings, engine: engine, logger: Logger(label: "test"))
             recorder.syncTaps()
             try recorder.startWriter()
