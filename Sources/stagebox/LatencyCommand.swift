@@ -130,11 +130,24 @@ struct LatencyCommand: ParsableCommand {
             out.withUnsafeBufferPointer { sender.send($0.baseAddress!, frames: block) }
             sent += Int64(block)
         }
+        // A no-signal says what the two ports saw: gaps and conversions are causes to rule out.
+        func explained(_ outcome: MeterOutcome) -> MeterOutcome {
+            guard case let .noSignal(message) = outcome else { return outcome }
+            return .noSignal(message + " (the stimulus's port: \(sender.underruns) underruns"
+                             + (sender.isConverting ? ", converting" : "") + "; the capture's port: "
+                             + "\(receiver.underruns) underruns, \(receiver.overruns) overruns"
+                             + (receiver.isConverting ? ", converting" : "") + ")")
+        }
         // Three periods ahead: the bus starts taking them at two (the sender's cushion).
         for _ in 0..<3 { send() }
         while !StopSignals.stopRequested {
+            // Paced by the bus on this side too, said to the receiver: a meter that falls behind
+            // (each whole period's analysis is a burst of work, slow under emulation) finds the
+            // data already there and never waits, and its drift control would take the lag for a
+            // clock drift and resample what came back.
+            receiver.takeWakeups()
             guard receiver.waitForData(frames: block, timeoutSeconds: 0.5) else {
-                if let outcome = meter.nothingCame(frames: client.sampleRate / 2) { return outcome }
+                if let outcome = meter.nothingCame(frames: client.sampleRate / 2) { return explained(outcome) }
                 continue
             }
             captured.withUnsafeMutableBufferPointer { _ = receiver.receive(into: $0.baseAddress!, frames: block) }
@@ -160,7 +173,7 @@ struct LatencyCommand: ParsableCommand {
                         figure.buffering = buffering.map { Buffering(period: $0.period, periods: $0.periods) }
                         return .measured(figure)
                     }
-                    return outcome
+                    return explained(outcome)
                 }
             }
             while sender.fill < 3 * block { send() }
