@@ -59,10 +59,18 @@ public final class DriverControl: Sendable {
     public var stopRequested: Bool { stopFlag.load(ordering: .relaxed) }
 
     private let pauseFlag = Atomic<Bool>(false)
+    private let pauseCount = Atomic<Int>(0)
 
     /// Asks the supervisor to pause: the audio thread ends its loop after the period it is
     /// processing, the device is closed, and nothing runs until `resume`.
-    public func requestPause() { pauseFlag.store(true, ordering: .relaxed) }
+    public func requestPause() {
+        pauseCount.wrappingAdd(1, ordering: .relaxed)
+        pauseFlag.store(true, ordering: .relaxed)
+    }
+
+    /// How many pauses were asked for so far: a loop that ended while one was asked for ended
+    /// for it, even if a resume came before the supervisor looked (the flag is clear again then).
+    public var pausesRequested: Int { pauseCount.load(ordering: .relaxed) }
 
     /// Ends a pause: the supervisor reopens the device and starts the streams again.
     public func requestResume() { pauseFlag.store(false, ordering: .relaxed) }

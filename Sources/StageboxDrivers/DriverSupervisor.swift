@@ -69,12 +69,17 @@ public final class DriverSupervisor {
             }
             backoffMs = firstBackoffMs
             for (level, line) in driver.openReport() { logger.log(level: level, Logger.Message(stringLiteral: line)) }
+            let pausesBefore = control.pausesRequested
             let failure = runOnce(failedAt: &failedAt, tick: tick)
             driver.close()
             switch failure {
             case nil:
-                if control.pauseRequested && !control.stopRequested && !control.frameLimitReached {
-                    logger.info("paused: \(driver.name) closed")
+                // Ended for a pause, even when a resume came in a tick after the loop ended (a
+                // client arriving as the codec suspends): go round again, paused or reopening.
+                // Only a stop, the frame limit or the input's end finish the run.
+                if control.pausesRequested != pausesBefore && !control.stopRequested && !control.frameLimitReached {
+                    logger.info(control.pauseRequested ? "paused: \(driver.name) closed"
+                                                       : "paused and resumed at once: \(driver.name) closed and reopened")
                     continue
                 }
                 try driver.finish()

@@ -66,6 +66,46 @@ import StageboxSystem
         #expect(control.state.load(ordering: .relaxed) == .stopped)
     }
 
+    /// The lifecycle's race: a pause asked for in one tick and a resume in the next, which comes
+    /// after the audio thread has ended its loop for the pause (a client arriving just as the
+    /// codec suspends). The codec reopens; the run must not end, as it did (seen in the VM rig).
+    @Test func aResumeJustAfterThePauseEndedTheLoopReopensTheCodec() throws {
+        let control = DriverControl()
+        let engine = try Engine.passthrough(period: 64)
+        let driver = SimulatedDriver(engine: engine, control: control, inputSignal: .sine)
+        final class Step: Sendable { let value = Atomic<Int>(0) } // 0: running, 1: pause asked, 2: resume asked
+        let step = Step()
+        let outcome = Outcome()
+        let thread = RealtimeThread {
+            do throws(DriverError) {
+                try DriverSupervisor(driver: driver, logger: Logger(label: "test")).run {
+                    switch step.value.load(ordering: .relaxed) {
+                    case 0 where control.framesProcessed.load(ordering: .relaxed) > 4800:
+                        control.requestPause()
+                        step.value.store(1, ordering: .relaxed)
+                    case 1:
+                        control.requestResume()
+                        step.value.store(2, ordering: .relaxed)
+                    default:
+                        break
+                    }
+                }
+            } catch {
+                outcome.error = error
+            }
+            outcome.done.store(true, ordering: .releasing)
+        }
+        try thread.start()
+        defer { control.requestStop(); thread.join() }
+        #expect(waitFor { step.value.load(ordering: .relaxed) == 2 })
+        let resumedAt = control.framesProcessed.load(ordering: .relaxed)
+        #expect(waitFor { control.framesProcessed.load(ordering: .relaxed) > resumedAt + 4800 },
+                "the codec runs again after the resume")
+        let ended = outcome.done.load(ordering: .acquiring)
+        #expect(!ended, "the run went on")
+        #expect(control.pausesRequested == 1)
+    }
+
     /// A device that is not there is waited for, with the next try's time shown; a stop ends the wait.
     @Test func aMissingDeviceIsWaitedForWithBackoff() throws {
         let rig = try ALSATestRig(inputBytes: [])
