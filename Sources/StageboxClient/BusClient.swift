@@ -39,7 +39,8 @@ public final class BusClient: Sendable {
 
     public init(name: String, socketPath: String = BusClient.defaultSocketPath) throws(BusClientError) {
         do throws(SystemCallError) {
-            refresher = try ServiceLoop(named: "the bus client's refresher")
+            // The system's stack: it calls the program's trigger and event handlers.
+            refresher = try ServiceLoop(named: "the bus client's refresher", stackSize: nil)
         } catch {
             throw .connection("\(error)")
         }

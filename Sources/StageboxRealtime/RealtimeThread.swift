@@ -83,7 +83,7 @@ public final class RealtimeThread: @unchecked Sendable {
     /// Starts the thread; throws when the system cannot start one (the caller says so and
     /// may try again: a thread limit is not a reason to trap).
     public func start() throws(SystemCallError) {
-        thread = try PosixThread.start(named: "the audio thread", { self.body() }).get()
+        thread = try PosixThread.start(named: "the audio thread", stackSize: PosixThread.serviceStackSize, { self.body() }).get()
     }
 
     /// Waits for the thread to end.

@@ -16,6 +16,16 @@ public struct PosixThread: @unchecked Sendable {
     // from another thread.
     private let handle: pthread_t
 
+    /// The stack of the appliance's own threads (the audio thread, the service loops, the
+    /// updater's job). The appliance locks its memory, so a thread's whole stack is resident
+    /// from its start: glibc's default (8 MiB, from RLIMIT_STACK) made five threads cost 40 MiB
+    /// of a 512 MB Pi Zero 2 W. These threads run the project's own code and the C libraries it
+    /// calls (alsa-lib, libsndfile, libFLAC) with no recursion and no large local arrays: the
+    /// release build touched 16–24 KiB of each; 512 KiB leaves room for a debug build's larger
+    /// frames (see tools/benchmark/memory.py). Threads that run a client program's callbacks
+    /// keep the system's default: their depth is the program's.
+    public static let serviceStackSize = 512 * 1024
+
     /// Runs `body` on a new thread. A thread that cannot start is an error for the caller to
     /// report, named after `name` ("starting the thread for the bus server: Resource
     /// temporarily unavailable"). `stackSize` nil: the system's default.

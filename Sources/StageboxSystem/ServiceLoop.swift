@@ -48,13 +48,16 @@ public final class ServiceLoop: Sendable {
     }
 
     public let name: String
+    private let stackSize: Int?
     private let wakeup: Wakeup
     private let stopping = Atomic<Bool>(false)
     private let thread = Mutex<PosixThread?>(nil)
 
-    /// `name` names the thread ("the LEDs" runs as `LEDs`) and its errors.
-    public init(named name: String) throws(SystemCallError) {
+    /// `name` names the thread ("the LEDs" runs as `LEDs`) and its errors. `stackSize` nil: the
+    /// system's default, for a loop that calls a client program's handlers.
+    public init(named name: String, stackSize: Int? = PosixThread.serviceStackSize) throws(SystemCallError) {
         self.name = name
+        self.stackSize = stackSize
         wakeup = try Wakeup(purpose: name)
     }
 
@@ -62,7 +65,7 @@ public final class ServiceLoop: Sendable {
     /// the thread once the loop has ended (to release what the turns used).
     public func start(_ turn: @escaping @Sendable (Turn) -> Next,
                       finish: @escaping @Sendable () -> Void = {}) throws(SystemCallError) {
-        let started = PosixThread.start(named: name) { [self] in
+        let started = PosixThread.start(named: name, stackSize: stackSize) { [self] in
             run(turn)
             finish()
         }

@@ -267,7 +267,7 @@ public final class Updater: Sendable {
     /// Runs `body` on a thread of its own; nil when it started, else the refusal.
     private func start(named name: String, _ body: @escaping @Sendable () -> Void) -> String? {
         job.withLock { $0.take() }?.join()
-        switch PosixThread.start(named: name, body) {
+        switch PosixThread.start(named: name, stackSize: PosixThread.serviceStackSize, body) {
         case .success(let thread):
             job.withLock { $0 = thread }
             return nil

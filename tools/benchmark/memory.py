@@ -1,0 +1,192 @@
+"""Where the appliance's memory goes, by part: `stagebox run --simulate` (the binary given, the
+card's static one by default) idle, then with 4 senders and 4 recorders (`stagebox noise`,
+`stagebox record`, the same binary), read from /proc/PID/smaps.
+
+The appliance locks its memory (mlockall), so every resident page is one the board never gets
+back: the table gives each part's resident and locked MiB. The parts:
+  - the binary's code, its read-only data and its writable data (the executable's mappings);
+  - each thread's stack, named by the thread whose stack pointer lies in it (read from
+    /proc/PID/task/TID/syscall, which needs the same user or root);
+  - heap and malloc arenas (anonymous memory that is no thread's stack);
+  - the client ports' shared rings (memfd and /dev/shm mappings);
+  - ALSA's own buffers (/dev/snd mappings) and the rest.
+Each client's VmRSS is given too.
+
+Usage: memory.py --stagebox BIN [--clients 8] [--settle 2]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+MAPPING = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$")
+
+
+def mappings(pid):
+    """[(start, end, perms, name, {Rss, Locked} in KiB)] of the process."""
+    out = []
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            m = MAPPING.match(line)
+            if m:
+                start, end, perms, name = m.groups()
+                out.append([int(start, 16), int(end, 16), perms, name, {"Rss": 0, "Locked": 0}])
+                continue
+            key, _, value = line.partition(":")
+            if key in ("Rss", "Locked") and out:
+                out[-1][4][key] = int(value.split()[0])
+    return out
+
+
+def thread_stacks(pid, samples=20):
+    """{stack pointer: thread name} of the process's threads, each seen blocked in a system
+    call in one of `samples` looks 10 ms apart (a thread on a CPU shows no stack pointer)."""
+    out = {}
+    for _ in range(samples):
+        out.update(_blocked_threads(pid))
+        time.sleep(0.01)
+    return out
+
+
+def _blocked_threads(pid):
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+                fields = f.read().split()
+        except OSError:
+            continue
+        # "NR arg1 … arg6 sp pc" while blocked; "running" or "-1 sp pc" otherwise.
+        if len(fields) >= 3 and fields[0] != "running":
+            out[int(fields[-2], 16)] = name
+    return out
+
+
+def parts(pid):
+    """[(part, resident KiB, locked KiB)] of the process, in a fixed order."""
+    exe = os.path.realpath(f"/proc/{pid}/exe")
+    stacks = thread_stacks(pid)
+    totals = {}
+
+    def add(part, usage):
+        rss, locked = totals.get(part, (0, 0))
+        totals[part] = (rss + usage["Rss"], locked + usage["Locked"])
+
+    maps = mappings(pid)
+    # A thread's stack sits right above its guard: one inaccessible page or a few.
+    guards = {end for start, end, perms, name, _ in maps if perms == "---p" and name == "" and end - start <= 65536}
+
+    def guarded(start):
+        return start in guards
+
+    for start, end, perms, name, usage in maps:
+        if name == exe:
+            add({"r-xp": "the binary's code", "r--p": "the binary's read-only data"}.get(perms, "the binary's writable data"), usage)
+        elif name == "[stack]":
+            add("stack: main thread", usage)
+        elif name.startswith("/memfd:") or name.startswith("/dev/shm/"):
+            add("client ports' shared rings", usage)
+        elif name.startswith("/dev/snd/"):
+            add("ALSA's buffers", usage)
+        elif name in ("", "[heap]"):
+            owner = next((n for sp, n in stacks.items() if start <= sp < end), None)
+            if owner is None and guarded(start):
+                owner = "(a thread never seen blocked)"
+            add(f"stack: {owner}" if owner else "heap and malloc arenas", usage)
+        else:
+            add("the rest (libraries, vdso, files)", usage)
+    fixed = ["the binary's code", "the binary's read-only data", "the binary's writable data",
+             "heap and malloc arenas", "client ports' shared rings", "ALSA's buffers"]
+    order = fixed + sorted(p for p in totals if p.startswith("stack:")) + ["the rest (libraries, vdso, files)"]
+    return [(p, *totals[p]) for p in order if p in totals]
+
+
+def vm_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def wait_for(what, condition, seconds=30):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            sys.exit(f"memory.py: {what} did not happen within {seconds} s")
+        time.sleep(0.1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--stagebox", required=True)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--settle", type=float, default=2.0)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="stagebox-memory-")
+    sock = f"{tmp}/bus.sock"
+    config = f"{tmp}/stagebox.toml"
+    with open(config, "w") as f:
+        f.write(f'[console]\ndevice = "none"\n\n[bus]\nsocket = "{sock}"\n\n[recorder]\ndirectory = "{tmp}/takes"\n')
+    os.makedirs(f"{tmp}/takes")
+    log = open(f"{tmp}/stagebox.log", "w")
+    server = subprocess.Popen([a.stagebox, "run", "--simulate", "--config", config], stdout=log, stderr=log)
+    clients = []
+    try:
+        wait_for("the bus socket", lambda: os.path.exists(sock) or server.poll() is not None)
+        if server.poll() is not None:
+            sys.exit(f"memory.py: stagebox run exited {server.returncode}: {open(f'{tmp}/stagebox.log').read()[-400:]}")
+        time.sleep(a.settle)
+        idle = parts(server.pid)
+        idle_total = vm_rss_kib(server.pid)
+        senders = a.clients // 2
+        for i in range(a.clients):
+            if i < senders:
+                argv = [a.stagebox, "noise", "--socket", sock, "--port", f"noise{i}.out", "--to", "codec.out"]
+            else:
+                argv = [a.stagebox, "record", "--socket", sock, f"{tmp}/r{i}.wav", "--port", f"rec{i}.in",
+                        "--from", "codec.in", "--encoding", "PCM_16"]
+            clients.append((argv[1], subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+
+        def all_ports():
+            r = subprocess.run([a.stagebox, "ports", "--socket", sock], capture_output=True, text=True)
+            return sum(1 for i in range(a.clients) if (f"noise{i}.out" if i < senders else f"rec{i}.in") in r.stdout) == a.clients
+
+        wait_for(f"{a.clients} client ports", all_ports)
+        time.sleep(a.settle)
+        busy = dict((p, (r, l)) for p, r, l in parts(server.pid))
+        busy_total = vm_rss_kib(server.pid)
+        client_rss = {}
+        for kind, p in clients:
+            client_rss.setdefault(kind, []).append(vm_rss_kib(p.pid) / 1024)
+    finally:
+        for _, p in clients:
+            p.terminate()
+        server.terminate()
+        for _, p in clients:
+            p.wait(10)
+        server.wait(10)
+
+    mib = lambda k: f"{k / 1024:7.1f}"
+    print(f"Memory of `stagebox run --simulate` ({a.stagebox}), MiB resident (locked), "
+          f"idle and with {a.clients} clients ({senders} noise senders, {a.clients - senders} recorders):")
+    print(f"  {'part':36}{'idle':>18}{'clients':>18}")
+    names = [p for p, _, _ in idle] + [p for p in busy if p not in {q for q, _, _ in idle}]
+    idle_d = {p: (r, l) for p, r, l in idle}
+    for p in names:
+        i, b = idle_d.get(p, (0, 0)), busy.get(p, (0, 0))
+        print(f"  {p:36}{mib(i[0])} ({mib(i[1])}){mib(b[0])} ({mib(b[1])})")
+    print(f"  {'total (VmRSS)':36}{mib(idle_total)}{'':10}{mib(busy_total)}")
+    for kind, values in client_rss.items():
+        print(f"  each `stagebox {kind}` client: {min(values):.1f}-{max(values):.1f} MiB resident")
+    print("  (the target: at most 24 MiB resident idle and with 8 clients, each client at most 8 MiB;"
+          " locked is counted proportionally: pages the clients share, the same binary's, count in part)")
+
+
+if __name__ == "__main__":
+    main()
