@@ -7,7 +7,8 @@ back: the table gives each part's resident and locked MiB. The parts:
   - the binary's code, its read-only data and its writable data (the executable's mappings);
   - each thread's stack, named by the thread whose stack pointer lies in it (read from
     /proc/PID/task/TID/syscall, which needs the same user or root);
-  - heap and malloc arenas (anonymous memory that is no thread's stack);
+  - heap and malloc arenas (anonymous memory that is no thread's stack; the static binary's
+    zeroed data, its .bss, is such a mapping too);
   - the client ports' shared rings (memfd and /dev/shm mappings);
   - ALSA's own buffers (/dev/snd mappings) and the rest.
 Each client's VmRSS is given too.
@@ -17,6 +18,7 @@ Usage: memory.py --stagebox BIN [--clients 8] [--settle 2]
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,7 +63,8 @@ def _blocked_threads(pid):
                 fields = f.read().split()
         except OSError:
             continue
-        # "NR arg1 … arg6 sp pc" while blocked; "running" or "-1 sp pc" otherwise.
+        # "NR arg1 … arg6 sp pc" while blocked in a call, "-1 sp pc" while blocked otherwise,
+        # "running" on a CPU (no stack pointer then).
         if len(fields) >= 3 and fields[0] != "running":
             out[int(fields[-2], 16)] = name
     return out
@@ -96,6 +99,7 @@ def parts(pid):
         elif name in ("", "[heap]"):
             owner = next((n for sp, n in stacks.items() if start <= sp < end), None)
             if owner is None and guarded(start):
+                # Or the stack of a thread that ended, which glibc keeps for the next one.
                 owner = "(a thread never seen blocked)"
             add(f"stack: {owner}" if owner else "heap and malloc arenas", usage)
         else:
@@ -114,12 +118,26 @@ def vm_rss_kib(pid):
     return 0
 
 
-def wait_for(what, condition, seconds=30):
+def wait_for(what, condition, processes, seconds=30):
+    """Waits for `condition`; a process of `processes` ([(argv, Popen)]) that exits first is the
+    reason it never will, and is named."""
     deadline = time.monotonic() + seconds
     while not condition():
+        for argv, p in processes:
+            if p.poll() is not None:
+                sys.exit(f"memory.py: {' '.join(argv)} exited {p.returncode} before {what}")
         if time.monotonic() > deadline:
             sys.exit(f"memory.py: {what} did not happen within {seconds} s")
         time.sleep(0.1)
+
+
+def end(p):
+    p.terminate()
+    try:
+        p.wait(10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
 
 
 def main():
@@ -134,13 +152,13 @@ def main():
     with open(config, "w") as f:
         f.write(f'[console]\ndevice = "none"\n\n[bus]\nsocket = "{sock}"\n\n[recorder]\ndirectory = "{tmp}/takes"\n')
     os.makedirs(f"{tmp}/takes")
-    log = open(f"{tmp}/stagebox.log", "w")
-    server = subprocess.Popen([a.stagebox, "run", "--simulate", "--config", config], stdout=log, stderr=log)
+    server_argv = [a.stagebox, "run", "--simulate", "--config", config]
+    with open(f"{tmp}/stagebox.log", "w") as log:
+        server = subprocess.Popen(server_argv, stdout=log, stderr=log)
     clients = []
+    ok = False
     try:
-        wait_for("the bus socket", lambda: os.path.exists(sock) or server.poll() is not None)
-        if server.poll() is not None:
-            sys.exit(f"memory.py: stagebox run exited {server.returncode}: {open(f'{tmp}/stagebox.log').read()[-400:]}")
+        wait_for("the bus socket appeared", lambda: os.path.exists(sock), [(server_argv, server)])
         time.sleep(a.settle)
         idle = parts(server.pid)
         idle_total = vm_rss_kib(server.pid)
@@ -151,26 +169,28 @@ def main():
             else:
                 argv = [a.stagebox, "record", "--socket", sock, f"{tmp}/r{i}.wav", "--port", f"rec{i}.in",
                         "--from", "codec.in", "--encoding", "PCM_16"]
-            clients.append((argv[1], subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+            clients.append((argv, subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
 
         def all_ports():
             r = subprocess.run([a.stagebox, "ports", "--socket", sock], capture_output=True, text=True)
             return sum(1 for i in range(a.clients) if (f"noise{i}.out" if i < senders else f"rec{i}.in") in r.stdout) == a.clients
 
-        wait_for(f"{a.clients} client ports", all_ports)
+        wait_for(f"{a.clients} client ports were on the bus", all_ports, [(server_argv, server)] + clients)
         time.sleep(a.settle)
         busy = dict((p, (r, l)) for p, r, l in parts(server.pid))
         busy_total = vm_rss_kib(server.pid)
         client_rss = {}
-        for kind, p in clients:
-            client_rss.setdefault(kind, []).append(vm_rss_kib(p.pid) / 1024)
+        for argv, p in clients:
+            client_rss.setdefault(argv[1], []).append(vm_rss_kib(p.pid) / 1024)
+        ok = True
     finally:
         for _, p in clients:
-            p.terminate()
-        server.terminate()
-        for _, p in clients:
-            p.wait(10)
-        server.wait(10)
+            end(p)
+        end(server)
+        if ok:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print(f"memory.py: its files are in {tmp}", file=sys.stderr)
 
     mib = lambda k: f"{k / 1024:7.1f}"
     print(f"Memory of `stagebox run --simulate` ({a.stagebox}), MiB resident (locked), "
@@ -182,6 +202,8 @@ def main():
         i, b = idle_d.get(p, (0, 0)), busy.get(p, (0, 0))
         print(f"  {p:36}{mib(i[0])} ({mib(i[1])}){mib(b[0])} ({mib(b[1])})")
     print(f"  {'total (VmRSS)':36}{mib(idle_total)}{'':10}{mib(busy_total)}")
+    if sum(l for _, _, l in idle) == 0:
+        print("  (nothing locked: mlockall was refused, so stacks show what they touched, not their size)")
     for kind, values in client_rss.items():
         print(f"  each `stagebox {kind}` client: {min(values):.1f}-{max(values):.1f} MiB resident")
     print("  (the target: at most 24 MiB resident idle and with 8 clients, each client at most 8 MiB;"
