@@ -109,6 +109,12 @@ let package = Package(
         .target(name: "StageboxHealth", dependencies: [
             "StageboxSystem", .product(name: "DequeModule", package: "swift-collections"),
         ]),
+        // USB sticks: the kernel's device events heard, a plugged stick checked and mounted
+        // under /media, a pulled one let go.
+        .target(name: "StageboxMedia", dependencies: [
+            "CLinux", "StageboxSystem", .product(name: "Logging", package: "swift-log"),
+            .product(name: "SystemPackage", package: "swift-system"),
+        ]),
         // The wall clock kept from going backwards across power cuts; whether it can be trusted.
         .target(name: "StageboxClock", dependencies: ["CLinux", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         // Support bundles: one text file of everything a helper asks for, secrets removed.
@@ -157,7 +163,7 @@ let package = Package(
             "StageboxBusServer", "StageboxControls", "StageboxWatchdog", "StageboxConsole", "StageboxLifecycle",
             "StageboxRecorder", "StageboxMIDI", "StageboxLogging", "StageboxFormatting", "StageboxPortRules",
             "StageboxTriggers", "StageboxState", "StageboxSystem", "StageboxUpdate", "StageboxHealth",
-            "StageboxDiagnostics", "StageboxClock", .product(name: "DequeModule", package: "swift-collections"),
+            "StageboxDiagnostics", "StageboxMedia", "StageboxClock", .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The command line: `stagebox run` and the tools around it.
@@ -196,6 +202,7 @@ let package = Package(
         .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxTriggers", "StageboxSystem"]),
         .testTarget(name: "StageboxClockTests", dependencies: ["StageboxClock", "StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxDiagnosticsTests", dependencies: ["StageboxDiagnostics", "StageboxSystem", "StageboxTestSupport"]),
+        .testTarget(name: "StageboxMediaTests", dependencies: ["StageboxMedia", "StageboxSystem"]),
         .testTarget(name: "StageboxHealthTests", dependencies: ["StageboxHealth", "StageboxSystem", "StageboxTestSupport"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),

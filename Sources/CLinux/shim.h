@@ -25,6 +25,7 @@
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/netlink.h>
 
 int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask);
 
@@ -206,6 +207,26 @@ static inline int stagebox_pin_to_cpu(int cpu) {
     if (cpu < 0 || cpu >= 16 * bits) { errno = EINVAL; return -1; }
     mask[cpu / bits] = 1UL << (cpu % bits);
     return (int)syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask);
+}
+
+/* A socket on the kernel's device events (NETLINK_KOBJECT_UEVENT, its multicast group 1: what
+   udev and mdev listen to), non-blocking and closed on exec; -1 with errno when refused. The
+   receive buffer is raised so that a burst (a hub of sticks) is not dropped. */
+static inline int stagebox_uevent_socket(void) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);
+    if (fd < 0) return -1;
+    struct sockaddr_nl address = { 0 };
+    address.nl_family = AF_NETLINK;
+    address.nl_groups = 1;
+    if (bind(fd, (struct sockaddr *)&address, sizeof(address)) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    int size = 1 << 20;
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+    return fd;
 }
 
 #endif

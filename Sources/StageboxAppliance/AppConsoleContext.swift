@@ -159,6 +159,10 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     var takes: [String] { recording.takes }
     var recorderStatus: String? { recording.statusLine }
     var storage: [String] { recording.storage }
+    func eject(_ name: String) -> String { recording.eject(name) }
+    func copyTakes(_ arguments: [String]) -> String {
+        arguments == ["status"] ? recording.copyStatus ?? "no copy since stagebox started" : recording.copyTakes(arguments)
+    }
     func slate(_ words: [String]) -> String { recording.slate(words) }
 
     var clients: [ClientSummary] {

@@ -4,6 +4,7 @@ import StageboxAudioFiles
 import StageboxConfig
 import StageboxEngine
 import StageboxFormatting
+import StageboxMedia
 import StageboxRecorder
 import StageboxTriggers
 import StageboxSystem
@@ -20,8 +21,12 @@ import Musl
 final class Recording: Sendable {
     let recorder: Recorder
     let player: TakePlayer
-    private let triggers: TriggerBoard
-    private let logger: Logger
+    /// `takes copy`: takes copied onto a stick after the fact, verified.
+    let copier: TakeCopier
+    /// USB sticks mounted when plugged (`mount_sticks`); nil where the system mounts them.
+    let media: RemovableMedia?
+    let triggers: TriggerBoard
+    let logger: Logger
     private let clock: ClockKeeper?
     /// The take the short-time warning was logged for.
     private let warnedTake = Mutex<String?>(nil)
@@ -40,6 +45,8 @@ final class Recording: Sendable {
         self.clock = clock
         recorder = Recorder(settings: settings, engine: engine, logger: logger)
         player = TakePlayer(engine: engine, logger: logger)
+        copier = TakeCopier(logger: logger)
+        media = section.mountSticks ? RemovableMedia(root: settings.mediaRoot, logger: logger) : nil
         self.triggers = triggers
         self.logger = logger
         recorder.repairTakes()
@@ -49,6 +56,8 @@ final class Recording: Sendable {
             logger.error("recorder: \(error); takes are refused")
         }
         addTriggers(engine: engine)
+        addCopyTrigger()
+        startSticks()
     }
 
     /// `STAGEBOX_RF64_THRESHOLD` lowers RF64's 4 GiB for tests that cannot write 4 GiB.
@@ -156,6 +165,7 @@ final class Recording: Sendable {
     var runningTakes: Int { recorder.isRecording ? 1 : 0 }
 
     func shutdown() {
+        media?.stop()
         player.stop()
         recorder.shutdown()
     }
@@ -240,12 +250,20 @@ final class Recording: Sendable {
         case .failure(let refusal)?: rows.append(["mirror " + recorder.settings.mirror, "-", "-", "-", refusal.reason])
         case nil: break
         }
+        // The other sticks: where `takes copy` can go, or a mirror could.
+        for stick in media?.sticks ?? [] where !rows.contains(where: { $0[0].hasPrefix(stick.mountPoint + "/") }) {
+            guard let medium = Medium(path: stick.mountPoint) else { continue }
+            let left = RecordTimeLeft(freeBytes: medium.freeBytes, reserveBytes: 0, bytesPerSecond: recorder.bytesPerSecond)
+            rows.append([stick.mountPoint + (stick.readOnly ? " (read-only)" : ""), medium.filesystem, Self.size(medium.sizeBytes),
+                         Self.size(medium.freeBytes), stick.readOnly ? "-" : left?.text ?? "-"])
+        }
+        for (device, reason) in media?.refusals ?? [] { rows.append(["/dev/" + device, "-", "-", "-", "not mounted: " + reason]) }
         let rate = recorder.bytesPerSecond
         let costs = rate > 0
             ? "recording \(recorder.settings.encoding.rawValue) at \(recorder.settings.sampleRate) Hz writes "
                 + Self.size(UInt64(rate)) + " a second; \(Self.size(recorder.settings.minFreeBytes)) is kept free (min_free_mb)"
             : "no recorder source is on the bus (\(recorder.settings.sources.joined(separator: ", "))): no time to tell"
-        return [textTable(["MEDIUM", "FS", "SIZE", "FREE", "TIME LEFT"], rows, width: .max), costs]
+        return [textTable(["MEDIUM", "FS", "SIZE", "FREE", "TIME LEFT"], rows, width: .max), costs] + (copyStatus.map { [$0] } ?? [])
     }
 
     /// In units of 1000, as `min_free_mb` counts; gigabytes from 10 GB.

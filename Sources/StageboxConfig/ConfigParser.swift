@@ -183,7 +183,7 @@ public struct ConfigParser {
     }
 
     private mutating func readRecorder(_ t: TOMLTable, into recorder: inout RecorderSection) {
-        let allowed = ["directory", "source", "sources", "encoding", "sync_interval_ms", "pre_roll_s", "min_free_mb", "mirror", "project", "scene", "tape"]
+        let allowed = ["directory", "source", "sources", "encoding", "sync_interval_ms", "pre_roll_s", "min_free_mb", "mirror", "mount_sticks", "project", "scene", "tape"]
         var fields = Fields(parser: self, table: t, section: "recorder", allowedKeys: allowed)
         fields.string("directory", &recorder.directory, nonEmpty: true)
         if !recorder.directory.hasPrefix("/") {
@@ -212,6 +212,7 @@ public struct ConfigParser {
         fields.double("pre_roll_s", &recorder.preRollSeconds, range: RecorderSection.preRollRange)
         fields.int("min_free_mb", &recorder.minFreeMB, range: RecorderSection.minFreeRange)
         fields.string("mirror", &recorder.mirror, nonEmpty: false)
+        fields.bool("mount_sticks", &recorder.mountSticks)
         fields.string("project", &recorder.project, nonEmpty: false)
         fields.string("scene", &recorder.scene, nonEmpty: false)
         fields.string("tape", &recorder.tape, nonEmpty: false)

@@ -161,6 +161,9 @@ public struct RecorderSection: Sendable, Equatable {
     /// Where each take is copied as it is recorded: "" nowhere, "usb" the first USB stick
     /// mounted under /media, or a directory on another medium.
     public var mirror = ""
+    /// Whether Stagebox mounts USB sticks itself when they are plugged (under /media, as root):
+    /// on the card, where nothing else does; off where the system mounts them.
+    public var mountSticks = false
     /// The slate's start (each take's iXML): the production, the first scene, the day's roll.
     public var project = ""
     public var scene = ""

@@ -40,10 +40,10 @@ public struct Console: Sendable {
         .init(name: "note", usage: "note TEXT", summary: "a note for the next take (its iXML and bext)"),
         .init(name: "tape", usage: "tape NAME", summary: "the day's roll, in every take's iXML"),
         .init(name: "project", usage: "project NAME", summary: "the production, in every take's iXML"),
-        .init(name: "takes", usage: "takes", summary: "the last takes with length, size and any repairs"),
+        .init(name: "takes", usage: "takes [copy [WHERE]]", summary: "the last takes; copy them onto a stick, verified"),
         .init(name: "health", usage: "health", summary: "power, heat, CPU clock, busiest other process, changes"),
         .init(name: "diag", usage: "diag bundle [DIR]", summary: "write a support bundle (to BOOT on the card)"),
-        .init(name: "storage", usage: "storage", summary: "where takes go: size, free space, recording time left"),
+        .init(name: "storage", usage: "storage [eject NAME]", summary: "media, free space, time left; eject a stick"),
         .init(name: "buttons", usage: "buttons", summary: "the buttons, their lines' levels and triggers"),
         .init(name: "midi", usage: "midi", summary: "the MIDI peers connected and the events counted"),
         .init(name: "state", usage: "state show|save|clear", summary: "the run-time changes kept across restarts ([state])"),
@@ -156,6 +156,8 @@ public struct Console: Sendable {
         case ("takes", 0):
             let lines = context.takes
             return lines.isEmpty ? "no takes yet" : lines.joined(separator: "\n")
+        case ("takes", 1...3) where args[0] == "copy": return context.copyTakes(Array(args.dropFirst()))
+        case ("storage", 2) where args[0] == "eject": return context.eject(args[1])
         case ("state", 1) where ["show", "save", "clear"].contains(args[0]): return context.state(args[0])
         case ("update", 0): return context.update([])
         case ("update", 1) where args[0] == "--rollback": return context.update(args)

@@ -96,6 +96,11 @@ public protocol ConsoleContext: Sendable {
     var recorderStatus: String? { get }
     /// `storage`: the media takes go to, with free space and recording time left.
     var storage: [String] { get }
+    /// `storage eject NAME`: unmounts a stick so it can be pulled; says so, or why not.
+    func eject(_ name: String) -> String
+    /// `takes copy [usb|NAME|DIR] [--force]`: starts copying takes onto a stick; `takes copy
+    /// status`: how far it is (arguments: what followed `copy`).
+    func copyTakes(_ arguments: [String]) -> String
     /// The configured buttons with their debounced levels.
     var buttons: [ButtonWatcher.Status] { get }
     /// MIDI's line for `status` (peers and counters); nil without `[midi]`.
@@ -131,6 +136,8 @@ extension ConsoleContext {
     public var takes: [String] { [] }
     public var recorderStatus: String? { nil }
     public var storage: [String] { [] }
+    public func eject(_ name: String) -> String { "refused: this stagebox mounts no sticks" }
+    public func copyTakes(_ arguments: [String]) -> String { "refused: this stagebox has no recorder" }
     public var buttons: [ButtonWatcher.Status] { [] }
     public var midiStatus: String? { nil }
     public var midi: [String]? { nil }

@@ -40,6 +40,8 @@ final class MirrorWriter: @unchecked Sendable {
     private let logger: Logger
     private let pending = Mutex<[MirrorCopy]>([])
     private let published = Mutex<MirrorState>(.idle)
+    /// Mount points whose medium went (pulled): their copies fail at the next round.
+    private let gone = Mutex<[String]>([])
     private var copies: [Entry] = []
     private var nextSync: Int64 = 0
     private var scratch = [Float](repeating: 0, count: 4096 * 8)
@@ -76,9 +78,28 @@ final class MirrorWriter: @unchecked Sendable {
         loop?.wake()
     }
 
-    /// Sets the state about `copy`'s take, unless a newer take's state is showing.
+    /// The media thread's side: the medium mounted at `mountPoint` went. The take's copy on it
+    /// shows as failed at once (for `status` and the record LED), before the mirror's thread,
+    /// which may be in a write to the dead medium, closes it.
+    func mediumGone(_ mountPoint: String, reason: String) {
+        published.withLock { state in
+            if case let .copying(take, directory) = state, directory.isInside(mountPoint) {
+                state = .failed(take: take, reason: reason)
+                logger.error("recorder: mirror: take \(take): \(reason); its copy ends here, the take on \(settings.directory) goes on")
+            }
+        }
+        gone.withLock { $0.append(mountPoint) }
+        loop?.wake()
+    }
+
+    /// Sets the state about `copy`'s take, unless a newer take's state is showing; a failure
+    /// already shown (a pulled stick) keeps its reason.
     private func publish(_ state: MirrorState, about copy: MirrorCopy) {
-        published.withLock { if $0.take == copy.name { $0 = state } }
+        published.withLock { shown in
+            guard shown.take == copy.name else { return }
+            if case .failed = shown, case .failed = state { return }
+            shown = state
+        }
     }
 
     // MARK: the mirror's thread
@@ -99,6 +120,13 @@ final class MirrorWriter: @unchecked Sendable {
 
     private func round() -> Int64 {
         takePending()
+        for mountPoint in gone.withLock({ taken in defer { taken.removeAll() }; return taken }) {
+            copies.removeAll { entry in
+                guard entry.files != nil, entry.directory.isInside(mountPoint) else { return false }
+                fail(entry, "its medium \(mountPoint) went", quietly: true)
+                return true
+            }
+        }
         stepAll()
         let now = monotonicNanoseconds()
         if now >= nextSync {
@@ -195,9 +223,10 @@ final class MirrorWriter: @unchecked Sendable {
         return true
     }
 
-    private func fail(_ entry: Entry, _ reason: String) {
+    private func fail(_ entry: Entry, _ reason: String, quietly: Bool = false) {
         entry.copy.closed.store(true, ordering: .releasing)
         for f in entry.files ?? [] { try? f.close() }
+        if quietly { return publish(.failed(take: entry.copy.name, reason: reason), about: entry.copy) }
         logger.error("recorder: mirror: take \(entry.copy.name): \(reason); its copy ends here, the take on \(settings.directory) goes on")
         publish(.failed(take: entry.copy.name, reason: reason), about: entry.copy)
     }
@@ -216,4 +245,9 @@ final class MirrorWriter: @unchecked Sendable {
             publish(.copied(take: entry.copy.name, directory: entry.directory), about: entry.copy)
         }
     }
+}
+
+extension String {
+    /// Whether this path is `folder` or inside it.
+    func isInside(_ folder: String) -> Bool { self == folder || hasPrefix(folder.hasSuffix("/") ? folder : folder + "/") }
 }

@@ -17,6 +17,11 @@ public enum ChildProcess {
         public var status: Int32
         /// Every line it wrote, without the newlines.
         public var lines: [String]
+
+        public init(status: Int32, lines: [String]) {
+            self.status = status
+            self.lines = lines
+        }
     }
 
     /// Runs `path` with `arguments` (not searched in PATH) and `environment` added to ours,

@@ -81,6 +81,9 @@ public struct PosixThread: @unchecked Sendable {
     /// Waits for the thread to end.
     public func join() { pthread_join(handle, nil) }
 
+    /// Lets the thread run on its own: nobody waits for it, and it releases itself when it ends.
+    public func detach() { pthread_detach(handle) }
+
     /// Joins, or detaches when called on the thread itself (which cannot join itself).
     public func joinOrDetach() {
         if pthread_equal(handle, pthread_self()) != 0 { pthread_detach(handle) } else { join() }

@@ -48,7 +48,7 @@ import Testing
             "box.toml:4: recorder.sync_interval_ms: 50 is out of range (allowed: 100–10000)",
             "box.toml:5: recorder.pre_roll_s: 31 is out of range (allowed: 0–30)",
             "box.toml:6: recorder.min_free_mb: -1 is out of range (allowed: 0–1000000)",
-            "box.toml:7: recorder.format: unknown key (allowed: directory, source, sources, encoding, sync_interval_ms, pre_roll_s, min_free_mb, mirror, project, scene, tape)",
+            "box.toml:7: recorder.format: unknown key (allowed: directory, source, sources, encoding, sync_interval_ms, pre_roll_s, min_free_mb, mirror, mount_sticks, project, scene, tape)",
         ])
         #expect(problems("[recorder]\nsource = \"codec.in\"\nsources = [\"tone\"]\n") == [
             "box.toml:3: recorder.sources: give source or sources, not both",

@@ -13,7 +13,10 @@ fail() {
 
 # Mount points: the root filesystem is read-only at run time, so they must
 # exist in the image.
-mkdir -p "$TARGET_DIR/boot" "$TARGET_DIR/data"
+mkdir -p "$TARGET_DIR/boot" "$TARGET_DIR/data" "$TARGET_DIR/media"
+# USB sticks are mounted under /media by stagebox (mount_sticks): a tmpfs, the root being read-only.
+grep -q '[[:space:]]/media[[:space:]]' "$TARGET_DIR/etc/fstab" ||
+	printf 'tmpfs\t\t/media\t\ttmpfs\tmode=0755,nosuid,nodev,size=64k\t0\t0\n' >>"$TARGET_DIR/etc/fstab"
 
 # The fallback configuration, used when /boot/stagebox.toml cannot be read.
 install -D -m 0644 "$BOARD_DIR/stagebox.toml" "$TARGET_DIR/etc/stagebox.toml"

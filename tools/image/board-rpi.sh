@@ -42,9 +42,13 @@ esac
 # The Pi's own watchdog first (softdog is /dev/watchdog only where that one is missing), the
 # boot partition's FAT, the codec's; S11modules loads them in this order.
 BASE_MODULES=(bcm2835_wdt softdog vfat nls_cp437 nls_ascii)
+# USB sticks, which stagebox mounts: the Pi 3's and Zero 2 W's USB (dwc2), the Pi 4's (xhci
+# behind PCIe), the mass-storage and disk drivers, exFAT (FAT is above). Loaded at boot: the
+# card has no udev or mdev to load a driver when a device appears.
+USB_MODULES=(dwc2 xhci-pci usb-storage sd_mod exfat)
 # RAUC mounts a bundle through a loop device as squashfs, its payload checked by dm-verity.
 UPDATE_MODULES=(loop squashfs dm-verity)
-RUN_MODULES=("${BASE_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]%% *}")
+RUN_MODULES=("${BASE_MODULES[@]}" "${USB_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]%% *}")
 STAGEBOX_TOML=$WORK/stagebox.toml
 
 board_prepare() {
@@ -74,8 +78,8 @@ board_root() {
 	{
 		echo "# The card's modules (tools/image/build --board rpi --codec $CODEC), loaded in order by"
 		echo "# S11modules: the Pi's watchdog, then softdog (/dev/watchdog only if that one is absent),"
-		echo "# the boot partition's FAT, what RAUC needs to read bundles, the codec's."
-		printf '%s\n' "${BASE_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]}"
+		echo "# the boot partition's FAT, USB sticks', what RAUC needs to read bundles, the codec's."
+		printf '%s\n' "${BASE_MODULES[@]}" "${USB_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]}"
 	} >"$ROOT/etc/modules-load.d/stagebox.conf"
 	# fsck.fat from Debian's dosfstools (the rig's root has no dosfstools); it needs only libc.
 	local needs

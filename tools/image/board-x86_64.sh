@@ -5,7 +5,8 @@
 
 TREE_ARCH=x86-64
 SYS=/ # where Debian's tools for the storage script come from: this machine
-RUN_MODULES=(snd-aloop softdog pvpanic-mmio vfat nls_cp437 nls_ascii 9pnet_virtio 9p)
+RUN_MODULES=(snd-aloop softdog pvpanic-mmio vfat nls_cp437 nls_ascii 9pnet_virtio 9p
+	xhci-pci ehci-pci usb-storage sd_mod exfat) # the last line: USB sticks (stagebox mounts them)
 IR_MODULES=(virtio_pci virtio_blk crc32c_generic ext4)
 STAGEBOX_TOML=$IMAGE_DIR/stagebox.toml
 
