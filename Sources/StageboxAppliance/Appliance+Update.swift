@@ -1,4 +1,5 @@
 import Logging
+import StageboxSystem
 import StageboxTriggers
 import StageboxUpdate
 
@@ -34,6 +35,26 @@ extension Appliance {
             }
             triggers.setState("update", state)
         }
+    }
+
+    /// An update bundle (NAME.raucb in a stick's top folder) is installed when the stick is
+    /// plugged, as one copied onto BOOT is at power-on: renamed NAME.raucb.taken first, so it
+    /// is tried once and never in a loop; the same `update` as the console's (it waits for a
+    /// take to end). One bundle a stick: with several, the newest by name.
+    static func installBundlesFromSticks(recording: Recording, updater: Updater, logger: Logger) {
+        recording.stickListeners.withLock { $0.append { stick in
+            let bundles = Folder.names(in: stick.mountPoint).filter { $0.hasSuffix(".raucb") && !$0.hasPrefix(".") }
+            guard let name = bundles.last else { return }
+            if bundles.count > 1 { logger.warning("update: \(bundles.count) bundles on \(stick.name): installing \(name), the last by name") }
+            let path = stick.mountPoint + "/" + name
+            guard !stick.readOnly, rename(path, path + ".taken") == 0 else {
+                logger.error("update: cannot rename \(path) (a read-only or damaged stick?): not installed, so that it cannot loop")
+                return
+            }
+            sync()
+            logger.info("update: installing \(path) from the stick (renamed \(name).taken)")
+            logger.info("update: \(updater.install(path + ".taken", force: false))")
+        } }
     }
 
     private static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }

@@ -2,6 +2,7 @@ import StageboxFormatting
 import StageboxMedia
 import StageboxRecorder
 import StageboxTriggers
+import Synchronization
 
 /// The recorder's side of USB sticks: a mirror's copy ended at once when its stick goes, a
 /// cut copy mended when it comes back, and `takes copy` (the console, the `copy-takes` trigger).
@@ -31,6 +32,7 @@ extension Recording {
 
     func stickMounted(_ stick: Stick) {
         recorder.mediumMounted(stick.mountPoint)
+        for listener in stickListeners.withLock({ $0 }) { listener(stick) }
     }
 
     func stickGone(_ stick: Stick, pulled: Bool) {

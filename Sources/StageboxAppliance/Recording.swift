@@ -25,6 +25,8 @@ final class Recording: Sendable {
     let copier: TakeCopier
     /// USB sticks mounted when plugged (`mount_sticks`); nil where the system mounts them.
     let media: RemovableMedia?
+    /// Others told of each stick mounted (the updater looks for bundles on it).
+    let stickListeners = Mutex<[@Sendable (Stick) -> Void]>([])
     let triggers: TriggerBoard
     let logger: Logger
     private let clock: ClockKeeper?

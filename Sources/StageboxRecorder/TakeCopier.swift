@@ -32,12 +32,15 @@ public final class TakeCopier: Sendable {
     public var current: State { state.withLock { $0 } }
     public var isCopying: Bool { busy.load(ordering: .acquiring) }
 
-    /// The takes in `from` (names ending .wav) that `into` has not got whole (no file of that
-    /// name and size).
+    /// The takes in `from` (names ending .wav) that `into` has not got whole: no file of that
+    /// name and size. A take the mirror split there (NAME_part002.wav beside it, on FAT32)
+    /// counts as there: copying it whole over its first part would break the set.
     public static func missing(from: String, into: String) -> [(name: String, bytes: UInt64)] {
         TakeDirectory.wavFiles(in: from).compactMap { name in
             guard let bytes = size(from + "/" + name), bytes > 0 else { return nil }
-            return size(into + "/" + name) == bytes ? nil : (name, bytes)
+            if size(into + "/" + name) == bytes { return nil }
+            if size(into + "/" + name.dropLast(4) + "_part002.wav") != nil { return nil }
+            return (name, bytes)
         }
     }
 
