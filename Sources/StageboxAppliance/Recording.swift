@@ -253,7 +253,8 @@ final class Recording: Sendable {
         case nil: break
         }
         // The other sticks: where `takes copy` can go, or a mirror could.
-        for stick in media?.sticks ?? [] where !rows.contains(where: { $0[0].hasPrefix(stick.mountPoint + "/") }) {
+        let listed = rows.map { String($0[0].split(separator: " ").first ?? "") }
+        for stick in media?.sticks ?? [] where !listed.contains(where: { $0.isInside(stick.mountPoint) }) {
             guard let medium = Medium(path: stick.mountPoint) else { continue }
             let left = RecordTimeLeft(freeBytes: medium.freeBytes, reserveBytes: 0, bytesPerSecond: recorder.bytesPerSecond)
             rows.append([stick.mountPoint + (stick.readOnly ? " (read-only)" : ""), medium.filesystem, Self.size(medium.sizeBytes),
@@ -298,4 +299,9 @@ extension Recording {
         }
         return "next take: \(slate.line)"
     }
+}
+
+extension String {
+    /// Whether this path is `folder` or inside it.
+    fileprivate func isInside(_ folder: String) -> Bool { self == folder || hasPrefix(folder + "/") }
 }

@@ -149,8 +149,10 @@ public final class BusClient: Sendable {
     public func console(_ line: String) throws(BusClientError) -> String { try consoleRun(line).text }
 
     /// Runs a line of the console; its answer, and whether the command failed.
+    /// A line may take a while: `record stop` waits up to 10 s for the take's files to be
+    /// whole, `diag bundle` writes a file; so the answer is waited for longer than a request's.
     public func consoleRun(_ line: String) throws(BusClientError) -> (text: String, failed: Bool) {
-        let (answer, _) = try connection.request(.consoleLine(line))
+        let (answer, _) = try connection.request(.consoleLine(line), timeoutSeconds: 30)
         guard case let .consoleAnswer(text, failed) = answer else { throw .connection("unexpected answer: \(answer)") }
         return (text, failed)
     }

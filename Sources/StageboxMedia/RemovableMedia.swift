@@ -145,14 +145,15 @@ public final class RemovableMedia: @unchecked Sendable {
     private func pulled(_ name: String, _ handlers: Handlers) {
         refused.withLock { $0[name] = nil }
         guard let stick = sticks.first(where: { $0.device == name }) else { return }
+        let t0 = monotonicNanoseconds()
         // Detached at once: nothing new reaches it; files still open fail from now on.
-        if umount2(stick.mountPoint, Int32(MNT_DETACH)) != 0 {
-            logger.warning("media: \(SystemCallError.last("detaching", stick.mountPoint))")
-        }
-        rmdir(stick.mountPoint)
+        let detached = umount2(stick.mountPoint, Int32(MNT_DETACH)) == 0 ? nil : SystemCallError.last("detaching", stick.mountPoint)
         table.withLock { $0.removeAll { $0.device == name } }
-        logger.warning("media: stick \(stick.name) (\(name)) was pulled without being ejected")
         handlers.gone(stick, true)
+        let micros = (monotonicNanoseconds() - t0) / 1000
+        rmdir(stick.mountPoint)
+        logger.warning("media: stick \(stick.name) (\(name)) was pulled without being ejected; detached and the recorder told \(micros) µs after the kernel's event")
+        if let detached { logger.warning("media: \(detached)") }
     }
 
     private func mountStick(_ device: BlockDevice) -> Result<Stick, StickRefusal> {
