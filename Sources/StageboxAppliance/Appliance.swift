@@ -67,6 +67,7 @@ public final class Appliance: Sendable {
         recording = Recording(configuration, engine: engine, triggers: triggers, clock: clock, logger: logger)
         updater = Self.makeUpdater(triggers: triggers, recording: recording, logger: logger)
         Self.installBundlesFromSticks(recording: recording, updater: updater, logger: logger)
+        recording.startSticks() // after its listeners: a stick plugged at boot is seen by all
         // The run-time changes of earlier runs, on top of the configuration, before any client.
         state = RunningState.start(configuration, engine: engine, logger: logger)
         server = Self.makeBus(configuration, engine: engine, triggers: triggers, version: options.version, logger: logger)

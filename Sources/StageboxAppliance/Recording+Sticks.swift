@@ -8,7 +8,10 @@ import Synchronization
 /// cut copy mended when it comes back, and `takes copy` (the console, the `copy-takes` trigger).
 extension Recording {
     var stickHandlers: RemovableMedia.Handlers {
-        .init(mounted: { [self] in stickMounted($0) }, gone: { [self] in stickGone($0, pulled: $1) })
+        .init(prepare: { [self] hidden in
+            // The stick's folder name is the hidden one's without its dot.
+            recorder.mediumMounted(hidden, shownAs: hidden.replacingLastDot())
+        }, mounted: { [self] in stickMounted($0) }, gone: { [self] in stickGone($0, pulled: $1) })
     }
 
     func startSticks() {
@@ -31,12 +34,12 @@ extension Recording {
     }
 
     func stickMounted(_ stick: Stick) {
-        recorder.mediumMounted(stick.mountPoint)
         for listener in stickListeners.withLock({ $0 }) { listener(stick) }
     }
 
     func stickGone(_ stick: Stick, pulled: Bool) {
         recorder.mediumGone(stick.mountPoint, pulled: pulled)
+        copier.cancel(onto: stick.mountPoint, because: "the stick at \(stick.mountPoint) was \(pulled ? "pulled" : "ejected")")
         // The record LED shows the failed copy now, not at the control thread's next tick.
         if case let .failed(take, _) = recorder.mirrorState, take == recorder.status.take?.name {
             triggers.setState("record", .error)
@@ -65,8 +68,11 @@ extension Recording {
         }
         let directory: String
         let media = recorder.settings.mediaRoot
-        if target != "usb" && !target.hasPrefix("/") && (target.contains("/") || target.hasPrefix(".")) {
+        if target != "usb" && !target.hasPrefix("/") && (target.contains { $0 == "/" } || target.hasPrefix(".")) {
             return "refused: '\(target)' is not a stick's name (as `storage` lists them under \(media)) or a path from /"
+        }
+        if target.hasPrefix("/") && !(target.hasPrefix(media + "/") && target.count > media.count + 1) {
+            return "refused: \(target) is not on a stick: takes are copied to a folder under \(media)"
         }
         // A stick's name is its folder under the media root; its takes go in its folder `takes`.
         let byName = target != "usb" && !target.hasPrefix("/")
@@ -82,7 +88,9 @@ extension Recording {
         if takes.isEmpty { return "nothing to copy: \(directory) has every take of \(recorder.settings.directory)" }
         let triggers = triggers
         triggers.setState("copy-takes", .alternate)
-        if let refusal = copier.start(takes, from: recorder.settings.directory, into: directory, finished: { ended in
+        let recorder = recorder
+        let waitForTakes: @Sendable () -> Bool = { !force && recorder.isRecording }
+        if let refusal = copier.start(takes, from: recorder.settings.directory, into: directory, waitWhile: waitForTakes, finished: { ended in
             if case .failed = ended { triggers.setState("copy-takes", .error) } else { triggers.setState("copy-takes", .normal) }
         }) {
             triggers.setState("copy-takes", .error)
@@ -102,5 +110,13 @@ extension Recording {
             "copied \(copied) takes to \(into), verified: \(fixed(Double(bytes) / 1e6, digits: 1)) MB in \(fixed(seconds, digits: 1)) s"
         case .failed(let why): "takes copy failed: \(why)"
         }
+    }
+}
+
+extension String {
+    /// "/media/.TAKES" → "/media/TAKES".
+    fileprivate func replacingLastDot() -> String {
+        guard let slash = lastIndex(of: "/"), self[index(after: slash)...].hasPrefix(".") else { return self }
+        return String(self[...slash]) + self[index(slash, offsetBy: 2)...]
     }
 }

@@ -59,7 +59,6 @@ final class Recording: Sendable {
         }
         addTriggers(engine: engine)
         addCopyTrigger()
-        startSticks()
     }
 
     /// `STAGEBOX_RF64_THRESHOLD` lowers RF64's 4 GiB for tests that cannot write 4 GiB.
@@ -167,9 +166,9 @@ final class Recording: Sendable {
     var runningTakes: Int { recorder.isRecording ? 1 : 0 }
 
     func shutdown() {
-        media?.stop()
         player.stop()
         recorder.shutdown()
+        media?.stop() // last: a check of a stick in progress (at most its time limit) holds up nothing else
     }
 
     // MARK: the console

@@ -17,12 +17,17 @@ public final class RemovableMedia: @unchecked Sendable {
     // @unchecked: `events` and `started` are used only on the media thread (its turns), and
     // `loop` is set once by `start`, before that thread runs; the table is behind its Mutex.
     public struct Handlers: Sendable {
-        /// A stick was mounted (on the media thread: it may take its time, e.g. repairing takes).
+        /// A stick is mounted at this hidden folder (`.NAME` under the root), before anyone can
+        /// pick it under its name: mend what is on it (on the media thread).
+        public var prepare: @Sendable (String) -> Void
+        /// A stick was mounted under its name (on the media thread).
         public var mounted: @Sendable (Stick) -> Void
         /// A stick went: pulled (`pulled`) or ejected at the console.
         public var gone: @Sendable (Stick, _ pulled: Bool) -> Void
 
-        public init(mounted: @escaping @Sendable (Stick) -> Void, gone: @escaping @Sendable (Stick, Bool) -> Void) {
+        public init(prepare: @escaping @Sendable (String) -> Void = { _ in }, mounted: @escaping @Sendable (Stick) -> Void,
+                    gone: @escaping @Sendable (Stick, Bool) -> Void) {
+            self.prepare = prepare
             self.mounted = mounted
             self.gone = gone
         }
@@ -34,6 +39,8 @@ public final class RemovableMedia: @unchecked Sendable {
     private let table = Mutex<[Stick]>([])
     /// Devices seen that hold nothing to mount, with why (for `storage`).
     private let refused = Mutex<[String: String]>([:])
+    /// Devices ejected at the console: not mounted again until they are pulled and plugged.
+    private let ejected = Mutex<Set<String>>([])
     private var events: UeventSocket?
     private var started = false
     private var loop: ServiceLoop?
@@ -73,6 +80,7 @@ public final class RemovableMedia: @unchecked Sendable {
         }
         rmdir(stick.mountPoint)
         table.withLock { $0.removeAll { $0.device == stick.device } }
+        ejected.withLock { _ = $0.insert(stick.device) }
         logger.info("media: \(stick.name) (\(stick.device)) unmounted: it can be pulled")
         handlers.gone(stick, false)
         return .success(stick)
@@ -87,14 +95,14 @@ public final class RemovableMedia: @unchecked Sendable {
             rescan(handlers) // the sticks plugged before stagebox started
         }
         let (received, lost) = events.receive()
-        for event in received where event.subsystem == "block" {
-            guard let device = event.deviceName else { continue }
-            switch event.action {
-            case "add": plugged(device, handlers)
-            case "remove": pulled(device, handlers)
-            case "change": if !sticks.contains(where: { $0.device == device }) { plugged(device, handlers) }
-            default: break
-            }
+        let block = received.filter { $0.subsystem == "block" }
+        // Pulls first: a copy on a pulled stick ends before any check of a new one begins.
+        for event in block where event.action == "remove" {
+            if let device = event.deviceName { pulled(device, handlers) }
+        }
+        for event in block where event.action == "add" || event.action == "change" {
+            guard let device = event.deviceName, !sticks.contains(where: { $0.device == device }) else { continue }
+            plugged(device, handlers)
         }
         if lost {
             logger.warning("media: device events were lost (a burst larger than the socket's buffer); looking again")
@@ -117,6 +125,13 @@ public final class RemovableMedia: @unchecked Sendable {
                 continue
             }
             guard mount.point.hasPrefix(root + "/") else { continue }
+            if mount.point.dropFirst(root.count + 1).hasPrefix(".") {
+                // Left mid-check by a stagebox that stopped: checked and mounted again.
+                umount2(mount.point, Int32(MNT_DETACH))
+                rmdir(mount.point)
+                plugged(device.name, handlers)
+                continue
+            }
             let stick = Stick(device: device.name, mountPoint: mount.point, filesystem: StickFilesystem(type: mount.type, label: nil),
                               readOnly: mount.readOnly, note: "mounted before stagebox started")
             table.withLock { $0.append(stick) }
@@ -127,9 +142,9 @@ public final class RemovableMedia: @unchecked Sendable {
 
     private func plugged(_ name: String, _ handlers: Handlers) {
         guard let device = BlockDevice(name: name, sysfs: sysfs), device.mayHoldStick,
-              !sticks.contains(where: { $0.device == name }) else { return }
+              !sticks.contains(where: { $0.device == name }), !ejected.withLock({ $0.contains(name) }) else { return }
         let t0 = monotonicNanoseconds()
-        switch mountStick(device) {
+        switch mountStick(device, handlers) {
         case .success(let stick):
             refused.withLock { $0[name] = nil }
             table.withLock { $0.append(stick) }
@@ -144,6 +159,7 @@ public final class RemovableMedia: @unchecked Sendable {
 
     private func pulled(_ name: String, _ handlers: Handlers) {
         refused.withLock { $0[name] = nil }
+        ejected.withLock { _ = $0.remove(name) }
         guard let stick = sticks.first(where: { $0.device == name }) else { return }
         let t0 = monotonicNanoseconds()
         // Detached at once: nothing new reaches it; files still open fail from now on.
@@ -152,25 +168,26 @@ public final class RemovableMedia: @unchecked Sendable {
         handlers.gone(stick, true)
         let micros = (monotonicNanoseconds() - t0) / 1000
         rmdir(stick.mountPoint)
-        logger.warning("media: stick \(stick.name) (\(name)) was pulled without being ejected; detached and the recorder told \(micros) µs after the kernel's event")
+        logger.warning("media: stick \(stick.name) (\(name)) was pulled without being ejected; detached and the recorder told \(micros) µs after stagebox read the kernel's event")
         if let detached { logger.warning("media: \(detached)") }
     }
 
-    private func mountStick(_ device: BlockDevice) -> Result<Stick, StickRefusal> {
+    /// Probes, checks and mounts a stick at a hidden folder, lets `prepare` mend what is on it,
+    /// then moves it under its name, where the mirror and `takes copy` can find it.
+    private func mountStick(_ device: BlockDevice, _ handlers: Handlers) -> Result<Stick, StickRefusal> {
         let path = "/dev/" + device.name
         let filesystem: StickFilesystem
         switch StickFilesystem.probe(path) {
         case .success(let found): filesystem = found
         case .failure(let refusal): return .failure(refusal)
         }
-        let check = filesystem.check(path)
         var note: String?
         var readOnly = false
-        switch check {
+        switch filesystem.check(path) {
         case .clean: break
         case .repaired(let said), .notChecked(let said): note = said
         case .damaged(let said):
-            note = said
+            note = said + "; mounted read-only"
             readOnly = true
         }
         let mountPoint: String
@@ -178,17 +195,47 @@ public final class RemovableMedia: @unchecked Sendable {
         case .success(let made): mountPoint = made
         case .failure(let refusal): return .failure(refusal)
         }
-        var flags = UInt(MS_NOATIME | MS_NODEV | MS_NOSUID | MS_NOEXEC)
+        let slash = mountPoint.lastIndex(of: "/")!
+        let hidden = String(mountPoint[..<slash]) + "/." + mountPoint[mountPoint.index(after: slash)...]
+        guard mkdir(hidden, 0o755) == 0 || errno == EEXIST else {
+            rmdir(mountPoint)
+            return .failure(StickRefusal("\(SystemCallError.last("making", hidden))"))
+        }
+        // No set-user-ID programs, device files or executables from a stick, and no symbolic
+        // links followed on it (MS_NOSYMFOLLOW, Linux 5.10): a stick's `takes` must not lead
+        // the mirror, `takes copy` or the repair onto the card.
+        var flags = UInt(MS_NOATIME | MS_NODEV | MS_NOSUID | MS_NOEXEC) | Self.noSymlinks
         if readOnly { flags |= UInt(MS_RDONLY) }
-        guard mount(path, mountPoint, filesystem.kernelType, flags, nil) == 0 else {
-            let error = SystemCallError.last("mounting \(path) (\(filesystem.type)) at", mountPoint)
+        var mounted = mount(path, hidden, filesystem.kernelType, flags, nil) == 0
+        if !mounted && !readOnly && (errno == EROFS || errno == EACCES) {
+            // A write-protected stick: read-only, to copy off what is on it.
+            flags |= UInt(MS_RDONLY)
+            readOnly = true
+            note = (note.map { $0 + "; " } ?? "") + "write-protected: mounted read-only"
+            mounted = mount(path, hidden, filesystem.kernelType, flags, nil) == 0
+        }
+        guard mounted else {
+            let error = SystemCallError.last("mounting \(path) (\(filesystem.type)) at", hidden)
+            rmdir(hidden)
             rmdir(mountPoint)
             let hint = error.errno.rawValue == ENODEV ? " (the kernel has no \(filesystem.kernelType) driver loaded)"
                 : error.errno == .notPermitted ? " (mounting needs root)" : ""
             return .failure(StickRefusal("\(error)\(hint)"))
         }
+        if !readOnly { handlers.prepare(hidden) }
+        guard mount(hidden, mountPoint, nil, UInt(MS_MOVE), nil) == 0 else {
+            let error = SystemCallError.last("moving the mount \(hidden) to", mountPoint)
+            umount2(hidden, Int32(MNT_DETACH))
+            rmdir(hidden)
+            rmdir(mountPoint)
+            return .failure(StickRefusal("\(error)"))
+        }
+        rmdir(hidden)
         return .success(Stick(device: device.name, mountPoint: mountPoint, filesystem: filesystem, readOnly: readOnly, note: note))
     }
+
+    /// MS_NOSYMFOLLOW (linux/mount.h; glibc's headers may not name it).
+    static let noSymlinks: UInt = 256
 
     /// A new empty folder under the root for the stick: its label's name, or that name with a
     /// number when another stick has it.

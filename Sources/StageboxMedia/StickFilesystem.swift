@@ -32,12 +32,13 @@ public struct StickFilesystem: Sendable, Equatable {
     }
 
     /// Reads `device` (a /dev path) with `blkid -p`: straight from the device, not a cache.
-    public static func probe(_ device: String) -> Result<StickFilesystem, StickRefusal> {
+    public static func probe(_ device: String, probeSeconds: Double = StickFilesystem.probeSeconds) -> Result<StickFilesystem, StickRefusal> {
         guard let blkid = SystemTool.find("blkid") else { return .failure(StickRefusal("blkid is missing: cannot tell what \(device) holds")) }
         let outcome: ChildProcess.Outcome
-        do { outcome = try ChildProcess.run(blkid, ["-p", "-o", "export", device]) } catch {
+        do { outcome = try ChildProcess.run(blkid, ["-p", "-o", "export", device], timeoutSeconds: probeSeconds) } catch {
             return .failure(StickRefusal("\(error)"))
         }
+        if outcome.timedOut { return .failure(StickRefusal("blkid \(device) did not answer within \(Int(probeSeconds)) s (a stick that does not read?)")) }
         return parse(outcome, device: device)
     }
 
@@ -60,6 +61,11 @@ public struct StickFilesystem: Sendable, Equatable {
         return .success(StickFilesystem(type: type, label: label))
     }
 
+    /// How long blkid may take to read a stick, and a check to go through it: past that the
+    /// stick is not mounted, or mounted read-only (the media thread must get back to its events).
+    public static let probeSeconds = 15.0
+    public static let checkSeconds = 120.0
+
     /// Checks `device` and mends what can be mended without asking (a stick pulled mid-write
     /// leaves FAT's dirty flag set, or an ext4 journal to replay).
     public func check(_ device: String) -> Check {
@@ -68,13 +74,24 @@ public struct StickFilesystem: Sendable, Equatable {
         case "exfat": ("fsck.exfat", ["-p", device], [1])
         default: ("e2fsck", ["-p", device], [1, 2])
         }
-        guard let tool = SystemTool.find(name) else { return .notChecked("no \(name) on this system") }
+        guard let tool = SystemTool.find(name) else { return .notChecked("no \(name) on this system: not checked") }
         let outcome: ChildProcess.Outcome
-        do { outcome = try ChildProcess.run(tool, arguments) } catch { return .notChecked("\(error)") }
+        do { outcome = try ChildProcess.run(tool, arguments, timeoutSeconds: Self.checkSeconds) } catch { return .notChecked("\(error)") }
         let said = outcome.lines.filter { !$0.isEmpty }.suffix(2).joined(separator: " / ")
+        if outcome.timedOut { return .damaged("\(name) did not finish within \(Int(Self.checkSeconds)) s") }
         if outcome.status == 0 { return .clean }
-        if repairedStatuses.contains(outcome.status) { return .repaired("\(name) mended it: \(said)") }
-        return .damaged("\(name) could not mend it (status \(outcome.status)): \(said)")
+        guard repairedStatuses.contains(outcome.status) else {
+            return .damaged("\(name) could not mend it (status \(outcome.status)): \(said)")
+        }
+        // dosfstools says 1 both for "errors found (and mended)" and for a failure of its own:
+        // a second, read-only pass must find the filesystem clean.
+        if type == "vfat" {
+            let again = try? ChildProcess.run(tool, ["-n", device], timeoutSeconds: Self.checkSeconds)
+            guard let again, again.status == 0, !again.timedOut else {
+                return .damaged("\(name) could not mend it: \(said)")
+            }
+        }
+        return .repaired("\(name) mended it: \(said)")
     }
 
     /// The kernel's name of the filesystem: ext2 and ext3 mount with ext4's driver.

@@ -50,7 +50,7 @@ public enum MirrorTarget {
     /// can be written (not read-only, not refused to us).
     static func firstWritableMount(under root: String) -> String? {
         guard let rootDevice = device(of: root) else { return nil }
-        for name in Folder.names(in: root) {
+        for name in Folder.names(in: root) where !name.hasPrefix(".") { // a stick being checked is mounted at .NAME
             var st = stat()
             var vfs = statvfs()
             let path = root + "/" + name

@@ -17,16 +17,19 @@ extension Recorder {
     /// A stick was mounted at `mountPoint`. Its takes (a mirror's copy cut by a pull) are
     /// checked and repaired as takes are after a power cut, and unfinished copies removed.
     /// Returns a line for each thing done, for the log.
+    /// `shownAs`: where the stick will be found (the log names that), when it is mended at
+    /// another mount point first.
     @discardableResult
-    public func mediumMounted(_ mountPoint: String) -> [String] {
+    public func mediumMounted(_ mountPoint: String, shownAs: String? = nil) -> [String] {
         let folder = mountPoint + "/" + Self.stickFolder
+        let shown = (shownAs ?? mountPoint) + "/" + Self.stickFolder
         var done: [String] = []
         for name in Folder.names(in: folder) where name.hasSuffix(Self.unfinishedCopySuffix) {
-            if unlink(folder + "/" + name) == 0 { done.append("\(folder)/\(name): an unfinished copy, removed") }
+            if unlink(folder + "/" + name) == 0 { done.append("\(shown)/\(name): an unfinished copy, removed") }
         }
         for (file, outcome) in TakeRepair.repairAll(in: folder) {
             if case let .repaired(headerFrames, frames, droppedBytes, _) = outcome {
-                done.append("\(folder)/\(file) repaired: the header said \(headerFrames) frames, the file holds \(frames)"
+                done.append("\(shown)/\(file) repaired: the header said \(headerFrames) frames, the file holds \(frames)"
                     + (droppedBytes > 0 ? "; \(droppedBytes) bytes of a torn last frame cut" : ""))
             }
         }

@@ -24,6 +24,8 @@ public final class TakeCopier: Sendable {
 
     private let state = Mutex<State>(.idle)
     private let busy = Atomic<Bool>(false)
+    /// Where the running copy writes, and why it was called off (its stick went).
+    private let target = Mutex<(into: String, cancelled: String?)?>(nil)
     private let logger: Logger
     private static let chunk = 1 << 20
 
@@ -46,15 +48,20 @@ public final class TakeCopier: Sendable {
 
     /// Starts copying `takes` from `from` into `into` (made if missing); `finished` is called on
     /// the copy's thread at the end. Nil when it started, else why not.
+    /// `waitWhile` is asked before each piece: while it says so (a take records) the copy
+    /// waits, so that it never competes with a take for the card.
     public func start(_ takes: [(name: String, bytes: UInt64)], from: String, into: String,
+                      waitWhile: @escaping @Sendable () -> Bool = { false },
                       finished: @escaping @Sendable (State) -> Void) -> String? {
         guard busy.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             return "a copy is already running"
         }
         let total = takes.reduce(0) { $0 + $1.bytes }
         state.withLock { $0 = .copying(done: 0, of: takes.count, bytesDone: 0, bytesTotal: total, into: into) }
+        target.withLock { $0 = (into, nil) }
         let started = PosixThread.start(named: "the take copier", stackSize: PosixThread.serviceStackSize) { [self] in
-            let ended = run(takes, from: from, into: into, total: total)
+            let ended = run(takes, from: from, into: into, total: total, waitWhile: waitWhile)
+            target.withLock { $0 = nil }
             state.withLock { $0 = ended }
             busy.store(false, ordering: .releasing)
             finished(ended)
@@ -65,12 +72,25 @@ public final class TakeCopier: Sendable {
             return nil
         case .failure(let error):
             state.withLock { $0 = .failed("\(error)") }
+            target.withLock { $0 = nil }
             busy.store(false, ordering: .releasing)
             return "\(error)"
         }
     }
 
-    private func run(_ takes: [(name: String, bytes: UInt64)], from: String, into: String, total: UInt64) -> State {
+    /// Calls off a copy onto `mountPoint` (its stick was pulled or ejected): it stops at its
+    /// next piece, its unfinished file removed.
+    public func cancel(onto mountPoint: String, because reason: String) {
+        target.withLock { running in
+            guard let into = running?.into, into == mountPoint || into.hasPrefix(mountPoint + "/") else { return }
+            running?.cancelled = reason
+        }
+    }
+
+    private var cancelled: String? { target.withLock { $0?.cancelled } }
+
+    private func run(_ takes: [(name: String, bytes: UInt64)], from: String, into: String, total: UInt64,
+                     waitWhile: @Sendable () -> Bool) -> State {
         let t0 = monotonicNanoseconds()
         if mkdir(into, 0o755) != 0 && errno != EEXIST {
             return fail(SystemCallError.last("making", into).description)
@@ -81,7 +101,7 @@ public final class TakeCopier: Sendable {
         for (index, take) in takes.enumerated() {
             let target = into + "/" + take.name
             do throws(SystemCallError) {
-                try copy(from + "/" + take.name, to: target, buffer: &buffer) { n in
+                try copy(from + "/" + take.name, to: target, buffer: &buffer, waitWhile: waitWhile) { n in
                     bytesDone += UInt64(n)
                     state.withLock { $0 = .copying(done: index, of: takes.count, bytesDone: bytesDone, bytesTotal: total, into: into) }
                     let percent = total > 0 ? Int(bytesDone * 100 / total) : 100
@@ -109,7 +129,7 @@ public final class TakeCopier: Sendable {
     }
 
     /// Copies `source` to `target` through `target`.copying, verifies, renames.
-    private func copy(_ source: String, to target: String, buffer: inout [UInt8],
+    private func copy(_ source: String, to target: String, buffer: inout [UInt8], waitWhile: @Sendable () -> Bool,
                       progress: (Int) -> Void) throws(SystemCallError) {
         let unfinished = target + Recorder.unfinishedCopySuffix
         let input = try SystemCallError.naming("opening", source) { try FileDescriptor.open(FilePath(source), .readOnly, options: .closeOnExec) }
@@ -120,17 +140,24 @@ public final class TakeCopier: Sendable {
         }
         var written = CRC32()
         do throws(SystemCallError) {
+            var waited = false
             while true {
+                while waitWhile() && cancelled == nil {
+                    if !waited { logger.info("takes copy: waiting for the take to end") }
+                    waited = true
+                    usleep(100_000)
+                }
+                if let why = cancelled { throw SystemCallError("copying to", "\(target): \(why)", errno: .canceled) }
                 let n = buffer.withUnsafeMutableBytes { raw in retryingOnInterrupt { read(input.rawValue, raw.baseAddress, raw.count) } }
                 if n < 0 { throw SystemCallError.last("reading", source) }
                 if n == 0 { break }
-                var failed = false
+                var failure: Errno?
                 buffer.withUnsafeBytes { raw in
                     let piece = UnsafeRawBufferPointer(rebasing: raw[0..<n])
                     written.update(piece)
-                    failed = (try? output.writeAll(piece)) == nil
+                    do { _ = try output.writeAll(piece) } catch { failure = (error as? Errno) ?? .ioError }
                 }
-                if failed { throw SystemCallError.last("writing", unfinished) }
+                if let failure { throw SystemCallError("writing", unfinished, errno: failure) }
                 progress(n)
             }
             if fsync(output.rawValue) != 0 { throw SystemCallError.last("syncing", unfinished) }
@@ -142,7 +169,11 @@ public final class TakeCopier: Sendable {
             unlink(unfinished)
             throw error
         }
-        let readBack = try Self.crc(of: unfinished, buffer: &buffer)
+        let readBack: UInt32
+        do { readBack = try Self.crc(of: unfinished, buffer: &buffer) } catch {
+            unlink(unfinished)
+            throw error
+        }
         guard readBack == written.value else {
             unlink(unfinished)
             throw SystemCallError("verifying", "\(target): read back as CRC-32 \(hex(readBack)), written as \(hex(written.value))", errno: .ioError)

@@ -18,15 +18,22 @@ public enum ChildProcess {
         /// Every line it wrote, without the newlines.
         public var lines: [String]
 
-        public init(status: Int32, lines: [String]) {
+        /// It ran past its time limit and was killed (`status` is then 128 + 9).
+        public var timedOut = false
+
+        public init(status: Int32, lines: [String], timedOut: Bool = false) {
             self.status = status
             self.lines = lines
+            self.timedOut = timedOut
         }
     }
 
     /// Runs `path` with `arguments` (not searched in PATH) and `environment` added to ours,
     /// stdin from /dev/null; calls `onLine` with each line as it arrives; returns when it exits.
+    /// With `timeoutSeconds`, a child still running after it is killed (SIGKILL) and
+    /// `timedOut` says so: a checker stuck on a dead stick must not hold its thread for ever.
     public static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:],
+                           timeoutSeconds: Double? = nil,
                            onLine: (String) -> Void = { _ in }) throws(SystemCallError) -> Outcome {
         // Close-on-exec: no other child started meanwhile keeps the write end (and our EOF) open.
         var ends: [Int32] = [-1, -1]
@@ -44,7 +51,20 @@ public enum ChildProcess {
         var lines: [String] = []
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = timeoutSeconds.map { monotonicNanoseconds() + Int64($0 * 1e9) }
+        var timedOut = false
         while true {
+            if let deadline, !timedOut {
+                var ready = pollfd(fd: pipe.read.rawValue, events: Int16(POLLIN), revents: 0)
+                let left = max(0, deadline - monotonicNanoseconds())
+                let polled = stagebox_poll_ns(&ready, 1, left)
+                if polled < 0 && errno == EINTR { continue }
+                if polled == 0 {
+                    kill(pid, SIGKILL) // then read on to the end of its output
+                    timedOut = true
+                    continue
+                }
+            }
             let n = buffer.withUnsafeMutableBytes { read(pipe.read.rawValue, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
@@ -72,7 +92,7 @@ public enum ChildProcess {
             guard errno == EINTR else { throw SystemCallError.last("waiting for", path) }
         }
         let exited = status & 0x7f == 0
-        return Outcome(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), lines: lines)
+        return Outcome(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), lines: lines, timedOut: timedOut)
     }
 
     private static func spawn(_ path: String, _ arguments: [String], environment: [String: String],

@@ -77,9 +77,15 @@ let childOut = Pipe()
 child.standardOutput = childOut
 try child.run()
 _ = childOut.fileHandleForReading.readData(ofLength: 6) // "ready\n"
-// The recorder's taps (on two sources) and the take player run on the audio thread too.
+// The recorder's taps (on two sources) and the take player run on the audio thread too. The
+// takes are mirrored (as onto a USB stick) to another medium, /dev/shm: the mirror's thread and
+// rings must leave the audio thread as they found it.
+let mirrorFolder = "/dev/shm/stagebox-alloc-mirror-\(getpid())"
+try FileManager.default.createDirectory(atPath: mirrorFolder, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: mirrorFolder) }
 let recorder = Recorder(settings: RecorderSettings(directory: folder.path, sources: ["codec.in", "tone"], sampleRate: 48000,
-                                                   syncIntervalMs: 100, minFreeMB: 0), engine: engine, logger: logger)
+                                                   syncIntervalMs: 100, minFreeMB: 0, mirror: mirrorFolder),
+                        engine: engine, logger: logger)
 try recorder.startWriter()
 let playFile = folder.appendingPathComponent("play.wav").path
 do {
@@ -168,6 +174,7 @@ var sawRestart = false
 while let event = control.events.pop() { if event.kind == .restart { sawRestart = true } }
 recorder.shutdown()
 let recorded = recorder.recentTakes.map(\.frames).reduce(0, +)
+let mirrored: Bool = if case .copied = recorder.mirrorState { true } else { false }
 clients.stop()
 server.stop()
 driver.close()
@@ -175,10 +182,10 @@ driver.close()
 let count = audioThreadAllocations.load(ordering: .relaxed)
 print("allocations=\(count) locks=\(locks) periods=\(periodsArmed) ports=\(portsWithClients) client-ports=\(portsWithClients - 3) "
       + "graph-changes=\(changes) restart=\(sawRestart) killed-client-removed=\(victimGone) "
-      + "counter-check=\(sanity.0),\(sanity.1) recorded-frames=\(recorded) takes=\(recorder.recentTakes.count) "
+      + "counter-check=\(sanity.0),\(sanity.1) recorded-frames=\(recorded) takes=\(recorder.recentTakes.count) mirrored=\(mirrored) "
       + "played=\(!playFailed) \(control.statistics.snapshot().summary)")
 let ok = count == 0 && locks == 0 && sanity.0 > 0 && sanity.1 > 0 && periodsArmed >= measured && sawRestart && victimGone
     // Graph changes at half the intended rate at least: on a loaded machine the changer lags.
     && changes >= measured / 20 && portsWithClients - 3 >= 8 && take != nil && recorded > 0
-    && recorder.recentTakes.count == 2 && !playFailed
+    && recorder.recentTakes.count == 2 && !playFailed && mirrored
 exit(ok ? 0 : 1)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import StageboxAudioFiles
 import StageboxTestSupport
 import Testing
@@ -125,5 +126,48 @@ extension RecorderTests {
             Array("123456789".utf8).withUnsafeBytes { crc.update($0) }
             #expect(crc.value == 0xCBF4_3926)
         }
+    }
+}
+
+extension RecorderTests.StickTests {
+    @Test func aCopyWaitsWhileATakeRecordsAndStopsWhenItsStickGoes() throws {
+        let source = try temporaryDirectory("copy-wait")
+        for name in ["a.wav", "b.wav"] {
+            _ = FileManager.default.createFile(atPath: source + "/" + name, contents: Data(repeating: 2, count: 4 << 20))
+        }
+        let stick = try temporaryDirectory("copy-wait-stick")
+        let target = stick + "/takes"
+        let recording = Flag(true)
+        let c = TakeCopier(logger: Logger(label: "copy-test"))
+        #expect(c.start(TakeCopier.missing(from: source, into: target), from: source, into: target,
+                        waitWhile: { recording.value }) { _ in } == nil)
+        usleep(300_000)
+        guard case let .copying(done, _, bytesDone, _, _) = c.current else { Issue.record("\(c.current)"); return }
+        #expect(done == 0 && bytesDone == 0, "nothing copied while the take records")
+        c.cancel(onto: "/elsewhere", because: "another stick went")
+        usleep(100_000)
+        #expect(c.isCopying, "a stick that is not the copy's changes nothing")
+        c.cancel(onto: stick, because: "the stick at \(stick) was pulled")
+        #expect(waitUntil { !c.isCopying })
+        guard case .failed(let why) = c.current else { Issue.record("\(c.current)"); return }
+        #expect(why.contains("was pulled") && why.contains("0 of 2 takes copied before it"), "\(why)")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: target)) ?? []
+        #expect(left.isEmpty, "no unfinished file left: \(left)")
+        // The take over, a new copy goes through.
+        recording.value = false
+        #expect(c.start(TakeCopier.missing(from: source, into: target), from: source, into: target,
+                        waitWhile: { recording.value }) { _ in } == nil)
+        #expect(waitUntil { !c.isCopying })
+        guard case .finished(2, _, _, _) = c.current else { Issue.record("\(c.current)"); return }
+    }
+}
+
+/// A Bool the test sets and a copier's thread reads.
+final class Flag: Sendable {
+    private let stored: Mutex<Bool>
+    init(_ value: Bool) { stored = Mutex(value) }
+    var value: Bool {
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
 }
