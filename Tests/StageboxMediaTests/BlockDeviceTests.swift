@@ -40,7 +40,7 @@ import Musl
             folder += "/" + part
             mkdir(folder, 0o755)
         }
-        let file = fopen(root + "/" + path, "w")
+        guard let file = fopen(root + "/" + path, "w") else { return }
         fputs(text + "\n", file)
         fclose(file)
     }
