@@ -40,7 +40,8 @@ final class MirrorWriter: @unchecked Sendable {
     private let logger: Logger
     private let pending = Mutex<[MirrorCopy]>([])
     private let published = Mutex<MirrorState>(.idle)
-    /// Mount points whose medium went (pulled): their copies fail at the next round.
+    /// Mount points whose medium went (pulled) during this take: its copies there fail at the
+    /// next round, or as soon as the mirror's thread finds its directory there.
     private let gone = Mutex<[String]>([])
     private var copies: [Entry] = []
     private var nextSync: Int64 = 0
@@ -67,6 +68,7 @@ final class MirrorWriter: @unchecked Sendable {
     /// The takes' writer's side: a new take's copy. Published before the mirror's thread can
     /// see it, so that its answer (a failure at once) comes after.
     func begin(_ copy: MirrorCopy) {
+        gone.withLock { $0.removeAll() } // a stick plugged again since is a medium again
         published.withLock { $0 = .copying(take: copy.name, directory: settings.mirror) }
         pending.withLock { $0.append(copy) }
         loop?.wake()
@@ -93,14 +95,17 @@ final class MirrorWriter: @unchecked Sendable {
     }
 
     /// Sets the state about `copy`'s take, unless a newer take's state is showing; a failure
-    /// already shown (a pulled stick) keeps its reason.
+    /// shown (a pulled stick) stays, with its reason, whatever the mirror's thread finds after.
     private func publish(_ state: MirrorState, about copy: MirrorCopy) {
         published.withLock { shown in
             guard shown.take == copy.name else { return }
-            if case .failed = shown, case .failed = state { return }
+            if case .failed = shown { return }
             shown = state
         }
     }
+
+    /// Whether `directory` is on a medium that went during this take.
+    private func isGone(_ directory: String) -> Bool { gone.withLock { $0.contains { directory.isInside($0) } } }
 
     // MARK: the mirror's thread
 
@@ -120,12 +125,10 @@ final class MirrorWriter: @unchecked Sendable {
 
     private func round() -> Int64 {
         takePending()
-        for mountPoint in gone.withLock({ taken in defer { taken.removeAll() }; return taken }) {
-            copies.removeAll { entry in
-                guard entry.files != nil, entry.directory.isInside(mountPoint) else { return false }
-                fail(entry, "its medium \(mountPoint) went", quietly: true)
-                return true
-            }
+        copies.removeAll { entry in
+            guard entry.files != nil, isGone(entry.directory) else { return false }
+            fail(entry, "its medium went", quietly: true)
+            return true
         }
         stepAll()
         let now = monotonicNanoseconds()
@@ -155,6 +158,9 @@ final class MirrorWriter: @unchecked Sendable {
             case nil: return true
             case .failure(let refusal)?:
                 fail(entry, refusal.reason)
+                return true
+            case .success(let directory)? where isGone(directory):
+                fail(entry, "its medium went", quietly: true)
                 return true
             case .success(let directory)?:
                 entry.directory = directory

@@ -114,10 +114,10 @@ extension RecorderTests {
         @Test func aSecondCopyWhileOneRunsIsRefused() throws {
             let c = copier()
             let source = try temporaryDirectory("copy-busy")
-            _ = FileManager.default.createFile(atPath: source + "/a.wav", contents: Data(repeating: 1, count: 64 << 20))
+            _ = FileManager.default.createFile(atPath: source + "/a.wav", contents: Data(repeating: 1, count: 8 << 20))
             let target = try temporaryDirectory("copy-busy-target")
-            #expect(c.start([("a.wav", 64 << 20)], from: source, into: target) { _ in } == nil)
-            #expect(c.start([("a.wav", 64 << 20)], from: source, into: target) { _ in } == "a copy is already running")
+            #expect(c.start([("a.wav", 8 << 20)], from: source, into: target) { _ in } == nil)
+            #expect(c.start([("a.wav", 8 << 20)], from: source, into: target) { _ in } == "a copy is already running")
             _ = waitForCopy(c)
         }
 
