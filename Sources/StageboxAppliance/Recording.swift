@@ -299,8 +299,3 @@ extension Recording {
         return "next take: \(slate.line)"
     }
 }
-
-extension String {
-    /// Whether this path is `folder` or inside it.
-    fileprivate func isInside(_ folder: String) -> Bool { self == folder || hasPrefix(folder + "/") }
-}

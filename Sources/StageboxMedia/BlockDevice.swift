@@ -53,19 +53,6 @@ public struct BlockDevice: Sendable, Equatable {
     }
 
     private static func firstLine(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 64)
-        guard fgets(&line, Int32(line.count), file) != nil else { return nil }
-        return line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }.trimmingCharacters(in: " \n")
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        var s = Substring(self)
-        while let c = s.first, set.contains(c) { s = s.dropFirst() }
-        while let c = s.last, set.contains(c) { s = s.dropLast() }
-        return String(s)
+        (try? WholeFile.read(path, limit: 64))?.split(separator: "\n").first.map { String($0).filter { $0 != " " } }
     }
 }

@@ -252,8 +252,3 @@ final class MirrorWriter: @unchecked Sendable {
         }
     }
 }
-
-extension String {
-    /// Whether this path is `folder` or inside it.
-    func isInside(_ folder: String) -> Bool { self == folder || hasPrefix(folder.hasSuffix("/") ? folder : folder + "/") }
-}

@@ -82,7 +82,7 @@ public final class TakeCopier: Sendable {
     /// next piece, its unfinished file removed.
     public func cancel(onto mountPoint: String, because reason: String) {
         target.withLock { running in
-            guard let into = running?.into, into == mountPoint || into.hasPrefix(mountPoint + "/") else { return }
+            guard let into = running?.into, into.isInside(mountPoint) else { return }
             running?.cancelled = reason
         }
     }

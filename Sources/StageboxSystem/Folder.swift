@@ -18,3 +18,8 @@ public enum Folder {
         return names.sorted()
     }
 }
+
+extension String {
+    /// Whether this path is `folder` or inside it ("/media/TAKES/takes" is inside "/media/TAKES").
+    public func isInside(_ folder: String) -> Bool { self == folder || hasPrefix(folder.hasSuffix("/") ? folder : folder + "/") }
+}
