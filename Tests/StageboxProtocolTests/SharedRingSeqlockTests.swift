@@ -8,10 +8,15 @@ import Testing
 /// missing barrier in a seqlock shows here as a torn value; x86_64 and qemu-user on x86_64
 /// order memory strongly and cannot show it, so these guard the code on real boards.
 @Suite struct SharedRingSeqlockTests {
-    /// Runs `write` on another thread until `read` has been called `reads` times. With
-    /// `yielding`, the writer yields between writes: a reader of a long value (the names table)
-    /// would otherwise find it mid-write at every try and give up.
-    func race(reads: Int, yielding: Bool = false, write: @escaping @Sendable (Int64) -> Void, read: () -> Void) {
+    /// Runs `write` on another thread until `read` has been called `reads` times and `enough`
+    /// holds (or 60 s have passed). With `yielding`, the writer yields between writes and
+    /// sleeps after every fourth: a reader of a long value (the names table) would otherwise
+    /// find it mid-write at every try and give up. Under qemu-user on a loaded machine even the
+    /// yields left no gap in 20,000 reads (CI, aarch64), so the reads go on until one is whole.
+    func race(
+        reads: Int, yielding: Bool = false, until enough: () -> Bool = { true },
+        write: @escaping @Sendable (Int64) -> Void, read: () -> Void
+    ) {
         let stop = ManagedAtomic<Bool>(false)
         let done = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
@@ -21,7 +26,7 @@ import Testing
                 write(n)
                 if n == 1 { started.signal() }
                 n &+= 1
-                if yielding { sched_yield() }
+                if yielding { if n % 4 == 0 { usleep(20) } else { sched_yield() } }
             }
             done.signal()
         }.start()
@@ -29,6 +34,10 @@ import Testing
         // may start after all of them would have been done.
         started.wait()
         for _ in 0..<reads { read() }
+        let deadline = Date().addingTimeInterval(60)
+        while !enough() && Date() < deadline {
+            for _ in 0..<1_000 { read() }
+        }
         stop.store(true, ordering: .relaxed)
         done.wait()
     }
@@ -48,7 +57,7 @@ import Testing
         let ring = try SharedRing.create(name: "seqlock-names", channels: 2, capacity: 256)
         let tables = [["a.left", "a.right", "a.third"], ["bb.one", "bb.two"]]
         var seen = Set<[String]>(), mixed = 0
-        race(reads: 20_000, yielding: true, write: { ring.setSourceNames(tables[Int($0 % 2)]) }) {
+        race(reads: 20_000, yielding: true, until: { !seen.isEmpty }, write: { ring.setSourceNames(tables[Int($0 % 2)]) }) {
             let names = ring.sourceNames().filter { !$0.isEmpty }
             if names.isEmpty { return }
             if tables.contains(names) { seen.insert(names) } else { mixed += 1 }
