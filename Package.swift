@@ -227,7 +227,7 @@ let package = Package(
         .target(name: "LockCounter", path: "Tests/LockCounter"),
         .executableTarget(name: "stagebox-allocation-probe", dependencies: [
             "StageboxDrivers", "StageboxEngine", "StageboxRealtime", "StageboxBusServer", "StageboxClient", "StageboxTriggers",
-            "StageboxRecorder", "StageboxAudioFiles", "StageboxSystem", "CALSA", "LockCounter",
+            "StageboxRecorder", "StageboxAudioFiles", "StageboxSystem", "CALSA", "CLinux", "LockCounter",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/AllocationProbe"),

@@ -29,6 +29,18 @@
 
 int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask);
 
+/* Touches `bytes` of the calling thread's stack below its current frame, a page at a time: with
+   MCL_ONFAULT a page is locked when first touched, and the audio thread must not take that fault
+   mid-period. noinline, so the alloca is this frame's and gone when it returns. */
+__attribute__((noinline)) static void stagebox_prefault_stack(size_t bytes) {
+    volatile unsigned char *p = __builtin_alloca(bytes);
+    for (size_t i = 0; i < bytes; i += 4096) p[i] = 0;
+    p[bytes - 1] = 0;
+}
+
+/* The calling thread's kernel id (gettid, which glibc 2.36 hides behind _GNU_SOURCE). */
+static inline int32_t stagebox_thread_id(void) { return (int32_t)syscall(SYS_gettid); }
+
 /* poll() with a timeout in nanoseconds (negative: wait forever). */
 static inline int stagebox_poll_ns(struct pollfd *fds, unsigned long nfds, int64_t timeout_ns) {
     if (timeout_ns < 0) return ppoll(fds, nfds, NULL, NULL);

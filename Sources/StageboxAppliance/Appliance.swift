@@ -58,9 +58,8 @@ public final class Appliance: Sendable {
         let (engine, connectionProblems) = EngineBuilder.make(configuration, file: loaded.source.description, fades: true)
         for problem in connectionProblems { logger.error("\(problem)") }
         self.engine = engine
-        if RealtimeThread.lockMemory() != 0 {
-            logger.warning("mlockall refused: the audio thread may page-fault under memory pressure")
-        }
+        let locked = MemoryLock.lock()
+        if locked.error != 0 || locked.codeError != 0 { logger.warning("\(locked.summary)") } else { logger.info("\(locked.summary)") }
         triggers = Self.builtinTriggers(engine)
         // The wall clock first: set forward past the last known time before any take is named.
         clock = Self.startClock(configuration, logger: logger)

@@ -124,6 +124,7 @@ final class ClientSeparateReceiverProcessor: SeparateInputsProcessor, @unchecked
         self.counters = counters
         scratch = AudioBuffer(channels: channels, capacity: period)
         wide = .allocate(capacity: period * ring.channels)
+        wide.initialize(repeating: 0, count: period * ring.channels) // touched here, not on the audio thread
     }
 
     deinit { wide.deallocate() }

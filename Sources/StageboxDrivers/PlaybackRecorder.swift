@@ -26,6 +26,7 @@ final class PlaybackRecorder: @unchecked Sendable {
         self.channels = channels
         self.period = period
         blocks = .allocate(capacity: blockCount * channels * period)
+        blocks.initialize(repeating: 0, count: blockCount * channels * period) // touched here, not on the audio thread
         free = SPSCQueue(capacity: blockCount)
         full = SPSCQueue(capacity: blockCount)
         for i in 0..<blockCount { free.push(i) }

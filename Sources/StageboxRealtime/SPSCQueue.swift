@@ -19,6 +19,7 @@ public final class SPSCQueue<Element>: @unchecked Sendable {
         // One slot stays empty to tell full from empty.
         self.capacity = capacity + 1
         storage = .allocate(capacity: capacity + 1)
+        Prefault.touch(storage, count: capacity + 1)
     }
 
     deinit {

@@ -8,6 +8,7 @@
 // interposers replace nobody else's functions. Prints one line `allocations=A locks=L ...` and
 // exits 0 when both are 0 and everything it was to exercise happened.
 import CALSA
+import CLinux
 import Foundation
 import Logging
 import LockCounter
@@ -30,6 +31,17 @@ if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--client" {
 let watchedThread = Atomic<UInt>(0)
 let armed = Atomic<Bool>(false)
 let audioThreadAllocations = Atomic<Int>(0)
+let audioThreadID = Atomic<Int32>(0)
+
+/// The thread's page faults so far, minor and major: fields 10 and 12 of its stat, counted
+/// after the parenthesised name (which may hold spaces).
+func pageFaults(thread: Int32) -> Int {
+    guard let stat = try? String(contentsOfFile: "/proc/self/task/\(thread)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return -1 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 10, let minor = Int(fields[7]), let major = Int(fields[9]) else { return -1 }
+    return minor + major
+}
 
 func countAudioThreadAllocation(_ size: Int) {
     if armed.load(ordering: .relaxed) && watchedThread.load(ordering: .relaxed) == currentThreadID() {
@@ -41,6 +53,7 @@ func countAudioThreadAllocation(_ size: Int) {
 // the PCMs while the loop runs (alsa-lib takes it for plugins such as these `file` and `null` ones;
 // `hw` PCMs never need it).
 setenv("LIBASOUND_THREAD_SAFE", "0", 1)
+let memoryLock = MemoryLock.lock()
 let measured = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 6000 : 6000
 let period = 64, warmup = 300
 stagebox_alsa_silence_errors()
@@ -115,12 +128,19 @@ pthread_mutex_lock(&mutex)
 pthread_mutex_unlock(&mutex)
 lock_counter_arm(0)
 armed.store(false, ordering: .relaxed)
-let sanity = (audioThreadAllocations.load(ordering: .relaxed), lock_counter_count())
+// And the fault count must see faults: fresh pages touched on this thread.
+let faultsBeforeTouch = pageFaults(thread: stagebox_thread_id())
+let fresh = mmap(nil, 64 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)!
+for page in 0..<64 { fresh.storeBytes(of: 1, toByteOffset: page * 4096, as: UInt8.self) }
+munmap(fresh, 64 * 4096)
+let sanity = (audioThreadAllocations.load(ordering: .relaxed), lock_counter_count(),
+              pageFaults(thread: stagebox_thread_id()) - faultsBeforeTouch)
 audioThreadAllocations.store(0, ordering: .relaxed)
 watchedThread.store(0, ordering: .relaxed)
 
 let thread = RealtimeThread {
     watchedThread.store(currentThreadID(), ordering: .relaxed)
+    audioThreadID.store(stagebox_thread_id(), ordering: .relaxed)
     lock_counter_watch_current_thread()
     _ = driver.run()
 }
@@ -130,6 +150,7 @@ func periodsDone() -> Int { control.framesProcessed.load(ordering: .relaxed) / p
 while periodsDone() < warmup { usleep(200) }
 let armedAt = periodsDone()
 let countedBefore = lock_counter_count()
+let faultsBefore = pageFaults(thread: audioThreadID.load(ordering: .relaxed))
 armed.store(true, ordering: .relaxed)
 lock_counter_arm(1)
 
@@ -165,6 +186,8 @@ lock_counter_arm(0)
 armed.store(false, ordering: .relaxed)
 let periodsArmed = periodsDone() - armedAt
 let locks = lock_counter_count() - countedBefore
+let faultsAfter = pageFaults(thread: audioThreadID.load(ordering: .relaxed))
+let faults = faultsBefore < 0 || faultsAfter < 0 ? -1 : faultsAfter - faultsBefore
 control.requestStop()
 thread.join()
 MallocInterposerSwift.unhook()
@@ -182,9 +205,10 @@ driver.close()
 let count = audioThreadAllocations.load(ordering: .relaxed)
 print("allocations=\(count) locks=\(locks) periods=\(periodsArmed) ports=\(portsWithClients) client-ports=\(portsWithClients - 3) "
       + "graph-changes=\(changes) restart=\(sawRestart) killed-client-removed=\(victimGone) "
-      + "counter-check=\(sanity.0),\(sanity.1) recorded-frames=\(recorded) takes=\(recorder.recentTakes.count) mirrored=\(mirrored) "
-      + "played=\(!playFailed) \(control.statistics.snapshot().summary)")
-let ok = count == 0 && locks == 0 && sanity.0 > 0 && sanity.1 > 0 && periodsArmed >= measured && sawRestart && victimGone
+      + "counter-check=\(sanity.0),\(sanity.1),\(sanity.2) recorded-frames=\(recorded) takes=\(recorder.recentTakes.count) mirrored=\(mirrored) "
+      + "played=\(!playFailed) page-faults=\(faults) memory-locked=\(memoryLock.error == 0 && memoryLock.onFault) "
+      + "\(control.statistics.snapshot().summary)")
+let ok = count == 0 && locks == 0 && faults == 0 && sanity.0 > 0 && sanity.1 > 0 && sanity.2 >= 64 && periodsArmed >= measured && sawRestart && victimGone
     // Graph changes at half the intended rate at least: on a loaded machine the changer lags.
     && changes >= measured / 20 && portsWithClients - 3 >= 8 && take != nil && recorded > 0
     && recorder.recentTakes.count == 2 && !playFailed && mirrored
