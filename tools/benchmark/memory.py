@@ -11,7 +11,7 @@ back: the table gives each part's resident and locked MiB. The parts:
     zeroed data, its .bss, is such a mapping too);
   - the client ports' shared rings (memfd and /dev/shm mappings);
   - ALSA's own buffers (/dev/snd mappings) and the rest.
-Each client's VmRSS is given too.
+Each client's VmRSS is given too, and how much of it is its own (private pages).
 
 Usage: memory.py --stagebox BIN [--clients 8] [--settle 2]
 """
@@ -118,6 +118,17 @@ def vm_rss_kib(pid):
     return 0
 
 
+def private_kib(pid):
+    """KiB of the process's own pages (Private_Clean + Private_Dirty): what it adds to the
+    board, where its code is the same binary's pages the server has already read."""
+    total = 0
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                total += int(line.split()[1])
+    return total
+
+
 def wait_for(what, condition, processes, seconds=30):
     """Waits for `condition`; a process of `processes` ([(argv, Popen)]) that exits first is the
     reason it never will, and is named."""
@@ -181,7 +192,7 @@ def main():
         busy_total = vm_rss_kib(server.pid)
         client_rss = {}
         for argv, p in clients:
-            client_rss.setdefault(argv[1], []).append(vm_rss_kib(p.pid) / 1024)
+            client_rss.setdefault(argv[1], []).append((vm_rss_kib(p.pid) / 1024, private_kib(p.pid) / 1024))
         ok = True
     finally:
         for _, p in clients:
@@ -205,7 +216,9 @@ def main():
     if sum(l for _, _, l in idle) == 0:
         print("  (nothing locked: mlockall was refused, so stacks show what they touched, not their size)")
     for kind, values in client_rss.items():
-        print(f"  each `stagebox {kind}` client: {min(values):.1f}-{max(values):.1f} MiB resident")
+        rss, own = [v[0] for v in values], [v[1] for v in values]
+        print(f"  each `stagebox {kind}` client: {min(rss):.1f}-{max(rss):.1f} MiB resident, "
+              f"{min(own):.1f}-{max(own):.1f} MiB of it its own (the rest the binary's pages the server shares)")
     print("  (the target: at most 24 MiB resident idle and with 8 clients, each client at most 8 MiB;"
           " locked is counted proportionally: pages the clients share, the same binary's, count in part)")
 
