@@ -262,6 +262,7 @@ public struct Console: Sendable {
     /// One line per port channel: peak and RMS in dBFS with a bar.
     public func meters() -> String {
         let engine = context.engine
+        engine.watchMeters()
         var lines: [String] = []
         for p in engine.ports {
             guard let values = try? engine.meter(p.name).read() else { continue }

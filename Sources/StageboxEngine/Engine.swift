@@ -2,6 +2,11 @@ import OrderedCollections
 import StageboxPortRules
 import StageboxRealtime
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// What the engine needs to know at start.
 public struct EngineSettings: Sendable, Equatable {
@@ -61,6 +66,10 @@ public final class Engine: @unchecked Sendable {
     private let exchange: SnapshotExchange<GraphSnapshot>
     /// Set by the first period: before it, graph changes need no fades.
     private let running = Atomic<Bool>(false)
+    /// Periods processed; written by the audio side only.
+    private let periods = Atomic<Int>(0)
+    /// The meters are measured until this period (`watchMeters`): nobody reading them, they cost nothing.
+    private let metersWatchedUntil = Atomic<Int>(0)
 
     public init(settings: EngineSettings) {
         self.settings = settings
@@ -89,8 +98,11 @@ public final class Engine: @unchecked Sendable {
     /// Real-time safe: no allocation, no lock, no system call.
     public func process(frames: Int, cycle: CycleInfo) {
         if !running.load(ordering: .relaxed) { running.store(true, ordering: .relaxed) }
+        let period = periods.load(ordering: .relaxed) &+ 1
+        periods.store(period, ordering: .relaxed)
+        let metering = period <= metersWatchedUntil.load(ordering: .relaxed)
         let snapshot = exchange.acquire()
-        snapshot._withUnsafeGuaranteedRef { $0.run(frames: frames, cycle: cycle) }
+        snapshot._withUnsafeGuaranteedRef { $0.run(frames: frames, cycle: cycle, metering: metering) }
         exchange.advance()
         outputFade.apply(to: playbackBuffer, frames: frames)
     }
@@ -126,7 +138,20 @@ public final class Engine: @unchecked Sendable {
         return port
     }
 
-    /// The meter of `name`: peak and RMS per channel.
+    /// Has the meters measured for the next `seconds` (they are not while nobody reads them).
+    /// When they were not, and periods are being processed, waits up to `settleMilliseconds`
+    /// for two periods, so that what is read next is measured, not left from before.
+    public func watchMeters(seconds: Int = 5, settleMilliseconds: Int = 250) {
+        let now = periods.load(ordering: .relaxed)
+        let until = now + max(1, seconds * settings.sampleRate / max(1, settings.period))
+        let wasIdle = metersWatchedUntil.exchange(until, ordering: .relaxed) < now
+        guard wasIdle else { return }
+        for _ in 0..<settleMilliseconds where periods.load(ordering: .relaxed) < now + 2 {
+            usleep(1000)
+        }
+    }
+
+    /// The meter of `name`: peak and RMS per channel, measured while `watchMeters` asks for it.
     public func meter(_ name: String) throws(EngineError) -> PortMeter {
         try port(name).meter
     }

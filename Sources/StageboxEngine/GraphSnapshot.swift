@@ -11,6 +11,9 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
     struct Node {
         let port: Port
         let inputs: [PortInput]
+        /// False for a sender that rests while no connection takes its output: nothing reads
+        /// its buffer, and its meter reads silence.
+        let runs: Bool
     }
 
     let nodes: [Node]
@@ -31,9 +34,14 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
     /// Index loops rather than `for … in`: an unoptimised build iterates arrays through a
     /// read coroutine whose frame is heap-allocated, and the audio thread must not allocate.
     @inline(__always)
-    func run(frames: Int, cycle: CycleInfo) {
+    /// `metering`: whether the ports' meters are measured (someone reads them).
+    func run(frames: Int, cycle: CycleInfo, metering: Bool) {
         for n in 0..<nodes.count {
             let node = nodes[n]
+            guard node.runs else {
+                if metering { node.port.meter.measureSilence() }
+                continue
+            }
             let port = node.port
             let buffer = port.buffer
             switch port.descriptor.kind {
@@ -60,7 +68,7 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
                     port.processor?.process(buffer, frames: frames, cycle: cycle)
                 }
             }
-            port.meter.measure(buffer, frames: frames)
+            if metering { port.meter.measure(buffer, frames: frames) }
         }
     }
 }
@@ -96,6 +104,7 @@ enum GraphPlanner {
                          successor: GraphSnapshot? = nil) -> GraphSnapshot {
         let order = processingOrder(ports: ports, edges: edges) ?? ports
         let byName = Dictionary(uniqueKeysWithValues: ports.map { ($0.descriptor.name, $0) })
+        let heard = Set(edges.map(\.from))
         let nodes = order.map { port in
             let inputs = edges.filter { $0.to == port.descriptor.name }.compactMap { e -> GraphSnapshot.Input? in
                 guard let source = byName[e.from],
@@ -105,7 +114,9 @@ enum GraphPlanner {
                 let (start, end) = fades[e] ?? (1, 1)
                 return .init(source: source, route: route, startGain: start, endGain: end)
             }
-            return GraphSnapshot.Node(port: port, inputs: inputs)
+            let rests = port.descriptor.kind == .sender && !heard.contains(port.descriptor.name)
+                && port.processor?.restsWhenUnheard == true
+            return GraphSnapshot.Node(port: port, inputs: inputs, runs: !rests)
         }
         return GraphSnapshot(nodes: nodes, successor: successor, ports: ports, edges: edges)
     }

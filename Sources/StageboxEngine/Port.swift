@@ -26,6 +26,13 @@ public protocol PortProcessor: AnyObject, Sendable {
     /// A sender writes `frames` frames into `buffer`; a filter processes `buffer` in place;
     /// a receiver takes the mix that `buffer` holds.
     func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo)
+    /// Whether a sender may rest while no connection takes its output: a generator (the test
+    /// tone) then costs nothing. A client's port must run regardless, to drain its ring.
+    var restsWhenUnheard: Bool { get }
+}
+
+extension PortProcessor {
+    public var restsWhenUnheard: Bool { false }
 }
 
 /// One source of a port's input in this period: its audio, which of its channels go to which

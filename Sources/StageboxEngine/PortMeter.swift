@@ -1,7 +1,8 @@
 import Atomics
 
-/// Peak and RMS of each channel of a port, written by the audio thread every period and read by
-/// anyone (the console's meters). The peak holds the largest value since it was last read.
+/// Peak and RMS of each channel of a port, written by the audio thread every period while
+/// someone reads them (`Engine.watchMeters`) and read by anyone (the console's meters). The peak
+/// holds the largest value since it was last read.
 public final class PortMeter: @unchecked Sendable {
     public let channels: Int
     private let peaks: [UnsafeAtomic<UInt32>]
@@ -34,6 +35,12 @@ public final class PortMeter: @unchecked Sendable {
             if peak > held { peaks[c].store(peak.bitPattern, ordering: .relaxed) }
             rms[c].store((frames > 0 ? (sum / Float(frames)).squareRoot() : 0).bitPattern, ordering: .relaxed)
         }
+    }
+
+    /// Audio side: a period of silence (a port that rests).
+    @inline(__always)
+    func measureSilence() {
+        for c in 0..<channels { rms[c].store(0, ordering: .relaxed) }
     }
 
     /// The peak of each channel since the last call (then reset), and the last period's RMS,

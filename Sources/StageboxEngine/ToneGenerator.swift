@@ -17,6 +17,8 @@ public final class ToneGenerator: PortProcessor, @unchecked Sendable {
     private let signal: ToneSignal
     private let amplitude: Float
     private let phaseStep: Double
+    private let stepCos: Double
+    private let stepSin: Double
     private var phase: Double = 0
     private var noiseState: UInt32 = 0x9E37_79B9
 
@@ -24,7 +26,12 @@ public final class ToneGenerator: PortProcessor, @unchecked Sendable {
         self.signal = signal
         self.amplitude = Float(pow(10, levelDB / 20))
         self.phaseStep = 2 * Double.pi * frequency / Double(sampleRate)
+        stepCos = cos(phaseStep)
+        stepSin = sin(phaseStep)
     }
+
+    /// Nobody connected to the tone: nothing to compute (it picks up where it left off).
+    public var restsWhenUnheard: Bool { true }
 
     public func process(_ buffer: AudioBuffer, frames: Int, cycle: CycleInfo) {
         let out = buffer.channel(0)
@@ -32,11 +39,14 @@ public final class ToneGenerator: PortProcessor, @unchecked Sendable {
         case .silence:
             out.update(repeating: 0, count: frames)
         case .sine:
+            // A rotating phasor: four multiplications a sample instead of a sine. It starts
+            // from the exact phase every period, so rounding cannot build up.
+            var re = cos(phase), im = sin(phase)
             for i in 0..<frames {
-                out[i] = amplitude * Float(sin(phase))
-                phase += phaseStep
-                if phase >= 2 * Double.pi { phase -= 2 * Double.pi }
+                out[i] = amplitude * Float(im)
+                (re, im) = (re * stepCos - im * stepSin, im * stepCos + re * stepSin)
             }
+            phase = (phase + Double(frames) * phaseStep).truncatingRemainder(dividingBy: 2 * Double.pi)
         case .noise:
             for i in 0..<frames {
                 // xorshift32: cheap, allocation-free and the same on every run.

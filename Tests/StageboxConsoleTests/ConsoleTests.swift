@@ -126,7 +126,11 @@ final class RunningBoard: ConsoleContext, @unchecked Sendable {
         let rms = input.split(separator: " ").dropLast().last.flatMap { Double($0) } ?? 0
         #expect(rms > -10 && rms < -8, "\(input)")
         #expect(meters.allSatisfy { $0.count <= 80 })
-        #expect(meters.contains { $0.hasPrefix("tone:1") && $0.contains("-20.0 pk") }, "the tone sender at -20 dBFS: \(meters)")
+        #expect(meters.contains { $0.hasPrefix("tone:1") && $0.contains(" -inf pk") }, "the tone rests, unheard: \(meters)")
+        _ = console.execute("connect tone codec.out")
+        usleep(100_000)
+        let heard = console.execute("meters").split(separator: "\n").map(String.init)
+        #expect(heard.contains { $0.hasPrefix("tone:1") && $0.contains("-20.0 pk") }, "the tone sender at -20 dBFS: \(heard)")
     }
 
     @Test func connectAndDisconnectTakeChannelsAndConnectionsShowThem() throws {

@@ -146,6 +146,7 @@ import Testing
     @Test func metersHoldThePeakAndGiveTheRMS() throws {
         var h = EngineHarness()
         try h.engine.connect(from: "codec.in", to: "codec.out")
+        h.engine.watchMeters(settleMilliseconds: 0)
         h.period { c, i in c == 0 ? (i == 10 ? -0.8 : 0.5) : 0 }
         h.period { _, _ in 0.1 }
         let m = try h.engine.meter("codec.out").read()
@@ -154,5 +155,43 @@ import Testing
         #expect(abs(m[0].rms - 0.1) < 1e-6, "the RMS is the last period's")
         #expect(try h.engine.meter("codec.out").read()[0].peak == 0, "reading resets the peak")
         #expect(throws: EngineError.noSuchPort("x")) { _ = try h.engine.meter("x") }
+    }
+
+    /// Nobody reading the meters, they are not measured; asked for, they are, for a while.
+    @Test func metersAreMeasuredOnlyWhileWatched() throws {
+        var h = EngineHarness()
+        try h.engine.connect(from: "codec.in", to: "codec.out")
+        h.period { _, _ in 0.5 }
+        #expect(try h.engine.meter("codec.out").read()[0].peak == 0, "unwatched: not measured")
+        h.engine.watchMeters(seconds: 1, settleMilliseconds: 0)
+        h.period { _, _ in 0.5 }
+        #expect(try h.engine.meter("codec.out").read()[0].peak == 0.5)
+        let periodsPerSecond = h.engine.settings.sampleRate / h.engine.settings.period
+        for _ in 0..<periodsPerSecond + 1 { h.period { _, _ in 0.25 } }
+        #expect(try h.engine.meter("codec.out").read()[0].peak == 0.25, "measured until the second was over")
+        h.period { _, _ in 0.75 }
+        #expect(try h.engine.meter("codec.out").read()[0].peak == 0, "and not after it")
+    }
+}
+
+@Suite struct RestingSenderTests {
+    /// The test tone with nothing connected is not computed, and its meter reads silence; once
+    /// connected it runs, and it rests again when the connection goes.
+    @Test func theToneRestsWhileNobodyHearsIt() throws {
+        var h = EngineHarness(tone: .sine)
+        h.engine.watchMeters(settleMilliseconds: 0)
+        let tone = h.engine.ports.first { $0.name == "tone" }!
+        #expect(tone.kind == .sender)
+        h.period { _, _ in 0 }
+        #expect(try h.engine.meter("tone").read()[0].rms == 0, "unheard: silent")
+        try h.engine.connect(from: "tone", to: "codec.out")
+        h.period { _, _ in 0 }
+        h.period { _, _ in 0 }
+        #expect(try h.engine.meter("tone").read()[0].rms > 0.05, "heard: the -20 dBFS tone")
+        #expect(try h.engine.meter("codec.out").read()[0].peak > 0.05)
+        try h.engine.disconnect(from: "tone", to: "codec.out")
+        h.period { _, _ in 0 }
+        h.period { _, _ in 0 }
+        #expect(try h.engine.meter("tone").read()[0].rms == 0, "unheard again")
     }
 }

@@ -45,13 +45,17 @@ def parse(path):
     return calls, cost
 
 
-def instructions_per_period(b, period=64, seconds=4):
+def instructions_per_period(b, period=64, seconds=4, pairs=4):
+    """Engine.process's instructions per period with `pairs` senders and as many recorders
+    (0: the loop alone, codec.in to codec.out)."""
     with tempfile.TemporaryDirectory(prefix="stagebox-callgrind-") as d:
         socket = os.path.join(d, "bus.sock")
         config = os.path.join(d, "c.toml")
         with open(config, "w") as f:
             f.write(f'[audio]\nperiod = {period}\nrt_priority = 0\n[bus]\nsocket = "{socket}"\n'
                     f'[lifecycle]\nsuspend_after = 0\n[recorder]\ndirectory = "{d}"\n')
+            if pairs == 0:
+                f.write('[[connect]]\nfrom = "codec.in"\nto = "codec.out"\n')
         out = os.path.join(d, "callgrind.out")
         # Valgrind 3.19 cannot read the DWARF 5 that Swift's compiler writes: a copy without the
         # debug information still has the symbol table, which is all the function names need.
@@ -64,7 +68,7 @@ def instructions_per_period(b, period=64, seconds=4):
         clients = []
         try:
             systems.wait_for(lambda: os.path.exists(socket), 120, "stagebox under callgrind")
-            for i in range(4):
+            for i in range(pairs):
                 clients.append(subprocess.Popen([b["sine_sender"], socket, f"s{i}", "codec.out"],
                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
                 clients.append(subprocess.Popen([b["stagebox"], "record", os.path.join(d, f"r{i}.wav"), "--port",
@@ -74,7 +78,7 @@ def instructions_per_period(b, period=64, seconds=4):
             def ports():
                 r = subprocess.run([b["stagebox"], "ports", "--socket", socket], capture_output=True, text=True)
                 return len(re.findall(r"^\s*(?:s|r)\d+\.", r.stdout, re.M))
-            systems.wait_for(lambda: ports() >= 8, 60, "8 client ports")
+            systems.wait_for(lambda: ports() >= 2 * pairs, 60, f"{2 * pairs} client ports")
             time.sleep(2)
             subprocess.run(["callgrind_control", "-z", str(board.pid)], check=True, capture_output=True)
             time.sleep(seconds)
@@ -92,4 +96,4 @@ def instructions_per_period(b, period=64, seconds=4):
         calls, cost = parse(dumps[0])
         if calls == 0:
             raise RuntimeError("no call to Engine.process in the dump")
-        return {"calls": calls, "per_period": cost / calls, "period": period}
+        return {"calls": calls, "per_period": cost / calls, "period": period, "clients": 2 * pairs}

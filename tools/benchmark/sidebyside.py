@@ -226,9 +226,13 @@ def main():
     out += ["", f"cold start: exec to first period {start['first_period_ms']:.1f} ms (median of {start['runs']}), "
                 f"RSS after 1 s {start['rss_mib']:.1f} MiB"]
     if not args.no_callgrind:
-        ir = instructions_per_period(b)
-        out += ["", f"callgrind: Engine.process with 8 client ports (4 senders, 4 receivers), {ir['period']} frames: "
-                    f"{ir['per_period']:,.0f} instructions per period over {ir['calls']} periods"]
+        out.append("")
+        for pairs in (0, 4):
+            ir = instructions_per_period(b, pairs=pairs)
+            what = "the loop alone (codec.in to codec.out)" if pairs == 0 else \
+                f"{2 * pairs} client ports ({pairs} senders, {pairs} receivers)"
+            out.append(f"callgrind: Engine.process, {what}, {ir['period']} frames: "
+                       f"{ir['per_period']:,.0f} instructions per period over {ir['calls']} periods")
     text = "\n".join(out)
     print(text)
     with open(os.path.join(args.out, "table.txt"), "w") as f:
