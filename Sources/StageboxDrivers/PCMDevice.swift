@@ -1,5 +1,6 @@
 import CALSA
 import StageboxEngine
+import StageboxSystem
 
 /// One opened and configured ALSA PCM stream, with mmap interleaved access.
 final class PCMDevice {
@@ -30,6 +31,29 @@ final class PCMDevice {
         // If configuring throws, the object is fully initialised: deinit closes the PCM.
         try configureHardware(p, period: period)
         try configureSoftware(period: period)
+        prefaultBuffer(frames: period * p.periods)
+    }
+
+    /// Maps the stream's buffer in here, on the thread that opens it: under the appliance's
+    /// MCL_ONFAULT a driver whose buffer is mapped page by page (snd-aloop, USB audio) would
+    /// otherwise fault on the audio thread's first pass after every open. The PCM is prepared
+    /// (hw_params prepares it), so `snd_pcm_mmap_begin` gives the areas; nothing is committed.
+    /// Only for a `hw` PCM: a plugin's mmap_begin may move data already (the `file` plugin
+    /// reads its input), and a plugin's buffer is its own heap memory, touched when it runs.
+    private func prefaultBuffer(frames: Int) {
+        guard snd_pcm_type(handle) == SND_PCM_TYPE_HW else { return }
+        var areas: UnsafePointer<snd_pcm_channel_area_t>?
+        var offset: snd_pcm_uframes_t = 0
+        var count: snd_pcm_uframes_t = 0
+        guard snd_pcm_mmap_begin(handle, &areas, &offset, &count) >= 0, let areas else { return }
+        for c in 0..<channels {
+            let area = areas[c]
+            guard let address = area.addr else { continue }
+            // From this channel's first sample to the buffer's end (interleaved: the channels'
+            // ranges overlap; never past the end, which may be the mapping's).
+            let first = Int(area.first) / 8
+            Prefault.populate(address + first, bytes: max(0, frames * Int(area.step) / 8 - first))
+        }
     }
 
     deinit { snd_pcm_close(handle) }

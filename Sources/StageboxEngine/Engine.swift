@@ -66,8 +66,10 @@ public final class Engine: @unchecked Sendable {
     private let exchange: SnapshotExchange<GraphSnapshot>
     /// Set by the first period: before it, graph changes need no fades.
     private let running = Atomic<Bool>(false)
-    /// Periods processed; written by the audio side only.
+    /// Periods begun; written by the audio side only.
     private let periods = Atomic<Int>(0)
+    /// The last period whose meters were measured, stored (releasing) after they were.
+    private let metersMeasuredThrough = Atomic<Int>(0)
     /// The meters are measured until this period (`watchMeters`): nobody reading them, they cost nothing.
     private let metersWatchedUntil = Atomic<Int>(0)
 
@@ -103,6 +105,7 @@ public final class Engine: @unchecked Sendable {
         let metering = period <= metersWatchedUntil.load(ordering: .relaxed)
         let snapshot = exchange.acquire()
         snapshot._withUnsafeGuaranteedRef { $0.run(frames: frames, cycle: cycle, metering: metering) }
+        if metering { metersMeasuredThrough.store(period, ordering: .releasing) }
         exchange.advance()
         outputFade.apply(to: playbackBuffer, frames: frames)
     }
@@ -139,15 +142,30 @@ public final class Engine: @unchecked Sendable {
     }
 
     /// Has the meters measured for the next `seconds` (they are not while nobody reads them).
-    /// When they were not, and periods are being processed, waits up to `settleMilliseconds`
-    /// for two periods, so that what is read next is measured, not left from before.
+    /// When they were not, it clears the peaks they held from before and waits for a measured
+    /// period: up to `settleMilliseconds`, and no longer than periods keep coming (a paused
+    /// codec processes none).
     public func watchMeters(seconds: Int = 5, settleMilliseconds: Int = 250) {
         let now = periods.load(ordering: .relaxed)
         let until = now + max(1, seconds * settings.sampleRate / max(1, settings.period))
-        let wasIdle = metersWatchedUntil.exchange(until, ordering: .relaxed) < now
-        guard wasIdle else { return }
-        for _ in 0..<settleMilliseconds where periods.load(ordering: .relaxed) < now + 2 {
+        var held = metersWatchedUntil.load(ordering: .relaxed)
+        while held < until { // raised, never lowered by another reader's shorter watch
+            let (done, found) = metersWatchedUntil.compareExchange(expected: held, desired: until, ordering: .relaxed)
+            if done { break }
+            held = found
+        }
+        guard held < now else { return } // watched already: what they hold is current
+        for port in control.withLock({ Array($0.ports.values) }) { _ = port.meter.read() }
+        let from = periods.load(ordering: .relaxed)
+        let periodMilliseconds = max(1, settings.period * 1000 / max(1, settings.sampleRate))
+        var seen = from, still = 0
+        for _ in 0..<max(0, settleMilliseconds) {
+            // Acquiring: the meter values stored before that period's release are seen.
+            if metersMeasuredThrough.load(ordering: .acquiring) > from { return }
             usleep(1000)
+            let current = periods.load(ordering: .relaxed)
+            if current != seen { seen = current; still = 0 } else { still += 1 }
+            if still > 3 * periodMilliseconds + 5 { return } // no periods: nothing will be measured
         }
     }
 

@@ -12,7 +12,7 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
         let port: Port
         let inputs: [PortInput]
         /// False for a sender that rests while no connection takes its output: nothing reads
-        /// its buffer, and its meter reads silence.
+        /// its buffer, and its meter's RMS reads silence (its peak holds what it held).
         let runs: Bool
     }
 
@@ -33,8 +33,8 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
     ///
     /// Index loops rather than `for … in`: an unoptimised build iterates arrays through a
     /// read coroutine whose frame is heap-allocated, and the audio thread must not allocate.
-    @inline(__always)
     /// `metering`: whether the ports' meters are measured (someone reads them).
+    @inline(__always)
     func run(frames: Int, cycle: CycleInfo, metering: Bool) {
         for n in 0..<nodes.count {
             let node = nodes[n]

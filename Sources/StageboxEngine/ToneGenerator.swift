@@ -40,7 +40,7 @@ public final class ToneGenerator: PortProcessor, @unchecked Sendable {
             out.update(repeating: 0, count: frames)
         case .sine:
             // A rotating phasor: four multiplications a sample instead of a sine. It starts
-            // from the exact phase every period, so rounding cannot build up.
+            // from the phase counter every period, so the phasor's rounding cannot build up.
             var re = cos(phase), im = sin(phase)
             for i in 0..<frames {
                 out[i] = amplitude * Float(im)

@@ -101,11 +101,12 @@ public final class SharedRing: @unchecked Sendable {
         guard ftruncate(fd, off_t(size)) == 0 else { throw .system(.last("sizing the memfd for", name)) }
         // The client gets this file too: it must not be able to shrink it under our mapping.
         guard stagebox_seal_size(fd) == 0 else { throw .system(.last("sealing the size of the memfd for", name)) }
-        // MAP_POPULATE: the pages are made (and, under the appliance's MCL_ONFAULT, locked) here,
-        // not by the audio thread's first touch.
-        guard let p = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0), p != MAP_FAILED else {
+        guard let p = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else {
             throw .system(.last("mapping the memfd for", name))
         }
+        // The pages are made (and, under the appliance's MCL_ONFAULT, locked) here, not by the
+        // audio thread's first touch. The file is new and nobody else's yet.
+        if !Prefault.populate(p, bytes: size) { Prefault.touch(p.assumingMemoryBound(to: UInt8.self), count: size) }
         p.storeBytes(of: magic, as: UInt32.self)
         p.storeBytes(of: UInt32(channels), toByteOffset: 4, as: UInt32.self)
         p.storeBytes(of: UInt32(capacity), toByteOffset: 8, as: UInt32.self)
@@ -123,9 +124,10 @@ public final class SharedRing: @unchecked Sendable {
         guard fileSize >= RingLayout.headerSize, fileSize <= 1 << 30 else {
             throw .invalid("shared memory of \(fileSize) bytes is not the size of a ring")
         }
-        guard let p = mmap(nil, fileSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0), p != MAP_FAILED else {
+        guard let p = mmap(nil, fileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else {
             throw .system(.last("mapping a received ring"))
         }
+        Prefault.populate(p, bytes: fileSize) // mapped in here, not on the audio thread's first touch
         let m = p.load(as: UInt32.self)
         let channels = Int(p.load(fromByteOffset: 4, as: UInt32.self))
         let capacity = Int(p.load(fromByteOffset: 8, as: UInt32.self))

@@ -13,7 +13,7 @@ import Musl
 /// as it is first touched (`MCL_ONFAULT`): a thread's 512 KiB stack or a static buffer nobody
 /// uses would otherwise be resident for good, and a Pi Zero 2 W has 512 MB. What the audio
 /// thread touches is touched before it runs: its stack (`RealtimeThread`), its buffers and
-/// queues where they are made (`Prefault`), the client rings when mapped (`MAP_POPULATE`).
+/// queues where they are made, the client rings and the codec's buffer when mapped (`Prefault`).
 public struct MemoryLock: Sendable, Equatable {
     /// errno of `mlockall`; 0 when the memory is locked.
     public let error: Int32
@@ -22,7 +22,8 @@ public struct MemoryLock: Sendable, Equatable {
     public let onFault: Bool
     /// Bytes of code (every executable file mapping, and the program's read-only data) locked whole.
     public let codeBytes: Int
-    /// errno of the first code mapping that could not be locked (RLIMIT_MEMLOCK, say); 0 when all were.
+    /// errno of the first code mapping that could not be locked (RLIMIT_MEMLOCK, say), of reading
+    /// /proc/self/maps, or ENOENT when it named no code; 0 when all code was locked.
     public let codeError: Int32
 
     /// Locks the process's memory as described above. Not being allowed to is not fatal:
@@ -41,7 +42,15 @@ public struct MemoryLock: Sendable, Equatable {
         guard error == 0 else { return MemoryLock(error: error, onFault: false, codeBytes: 0, codeError: 0) }
         guard lazily else { return MemoryLock(error: 0, onFault: false, codeBytes: 0, codeError: 0) }
         var bytes = 0, codeError: Int32 = 0
-        for range in codeMappings() {
+        let ranges: [Range<UInt>]
+        do throws(SystemCallError) {
+            ranges = try codeMappings()
+        } catch {
+            ranges = []
+            codeError = error.errno.rawValue
+        }
+        if ranges.isEmpty && codeError == 0 { codeError = ENOENT }
+        for range in ranges {
             // mlock faults the whole range in and keeps it.
             if mlock(UnsafeRawPointer(bitPattern: range.lowerBound), range.count) == 0 {
                 bytes += range.count
@@ -53,21 +62,28 @@ public struct MemoryLock: Sendable, Equatable {
     }
 
     /// The address ranges of every executable file mapping, and of the program's own read-only
-    /// ones, read from /proc/self/maps ("start-end perms offset dev inode path").
-    static func codeMappings() -> [Range<UInt>] {
-        guard let maps = try? WholeFile.read("/proc/self/maps", limit: 8 << 20) else { return [] }
+    /// ones, from /proc/self/maps.
+    static func codeMappings() throws(SystemCallError) -> [Range<UInt>] {
+        let maps = try WholeFile.read("/proc/self/maps", limit: 8 << 20)
         var link = [UInt8](repeating: 0, count: 4096)
         let length = link.withUnsafeMutableBufferPointer { readlink("/proc/self/exe", $0.baseAddress!, $0.count - 1) }
         let program = length > 0 ? String(decoding: link[0..<length], as: UTF8.self) : ""
+        return codeMappings(maps: maps, program: program)
+    }
+
+    /// The code ranges of a maps text ("start-end perms offset dev inode path" a line): file
+    /// mappings that may be executed (`r-xp`, or execute-only `--xp`), and `program`'s read-only ones.
+    static func codeMappings(maps: String, program: String) -> [Range<UInt>] {
         var ranges: [Range<UInt>] = []
         for line in maps.split(separator: "\n") {
             let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
             guard fields.count == 6 else { continue }
             let path = fields[5].drop { $0 == " " }
             guard path.first == "/" else { continue } // [heap], [stack], [vdso], anonymous
-            let perms = fields[1]
-            let executable = perms.hasPrefix("r-x")
-            let programsReadOnly = perms.hasPrefix("r--") && path == program
+            let perms = Array(fields[1].utf8)
+            guard perms.count >= 3 else { continue }
+            let executable = perms[2] == UInt8(ascii: "x")
+            let programsReadOnly = perms[0] == UInt8(ascii: "r") && perms[1] == UInt8(ascii: "-") && path == program
             guard executable || programsReadOnly else { continue }
             let bounds = fields[0].split(separator: "-")
             guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16),
@@ -82,24 +98,8 @@ public struct MemoryLock: Sendable, Equatable {
         if error != 0 { return "memory not locked (errno \(error)): the audio thread may page-fault under memory pressure" }
         guard onFault else { return "memory locked whole (this kernel has no MCL_ONFAULT)" }
         let tenths = (codeBytes * 10 + (1 << 19)) >> 20 // rounded
-        let refused = codeError == 0 ? "" : "; some code could not be locked (errno \(codeError))"
+        let refused = codeError == ENOENT && codeBytes == 0 ? "; no code mappings were found in /proc/self/maps"
+            : codeError == 0 ? "" : "; some code could not be locked (errno \(codeError))"
         return "memory locked: \(tenths / 10).\(tenths % 10) MiB of code whole, the rest as it is first touched\(refused)"
-    }
-}
-
-/// Touches memory where it is made, so that the audio thread does not take the first touch's
-/// page fault (and, under `MCL_ONFAULT`, the page is locked from then on).
-public enum Prefault {
-    /// Writes a zero byte into every page of `count` elements' memory at `start`, which is
-    /// allocated and not yet initialised (a byte written there is overwritten when it is).
-    public static func touch<T>(_ start: UnsafeMutablePointer<T>, count: Int) {
-        let bytes = UnsafeMutableRawPointer(start)
-        let size = MemoryLayout<T>.stride * count
-        var offset = 0
-        while offset < size {
-            bytes.storeBytes(of: 0, toByteOffset: offset, as: UInt8.self)
-            offset += 4096
-        }
-        if size > 0 { bytes.storeBytes(of: 0, toByteOffset: size - 1, as: UInt8.self) }
     }
 }

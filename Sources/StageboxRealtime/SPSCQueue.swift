@@ -1,3 +1,4 @@
+import StageboxSystem
 import Synchronization
 
 /// A bounded, lock-free single-producer single-consumer queue.

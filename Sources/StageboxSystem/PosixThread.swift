@@ -17,9 +17,9 @@ public struct PosixThread: @unchecked Sendable {
     private let handle: pthread_t
 
     /// The stack of the appliance's own threads (the audio thread, the service loops, the
-    /// updater's job). The appliance locks its memory, so a thread's whole stack is resident
-    /// from its start: glibc's default (8 MiB, from RLIMIT_STACK) made five threads cost 40 MiB
-    /// of a 512 MB Pi Zero 2 W. These threads run the project's own code and the C libraries it
+    /// updater's job). The appliance locks its memory; locked whole, as it once was, glibc's
+    /// default stack (8 MiB, from RLIMIT_STACK) made five threads cost 40 MiB of a 512 MB Pi
+    /// Zero 2 W. Now only what a stack touches is locked, and the size bounds the worst case. These threads run the project's own code and the C libraries it
     /// calls (alsa-lib, libsndfile, libFLAC) with no recursion and no large local arrays: the
     /// release build touched 16–24 KiB of each; 512 KiB leaves room for a debug build's larger
     /// frames (see tools/benchmark/memory.py). Threads that run a client program's callbacks

@@ -1,12 +1,14 @@
 // stagebox-allocation-probe: runs the real ALSA codec loop (user-space `file`/`null` PCMs, paced
 // by the timer) with the bus server and its clients, and counts on the audio thread, over N
-// periods after a warm-up, the heap allocations (ordo-one's malloc interposer) and the calls that
-// take or wait on a lock (Tests/LockCounter). While it counts: 8 client ports (senders at 48 and
-// 44.1 kHz and of 16-bit samples, receivers at 48 and 16 kHz, a filter, a separate-streams
-// receiver, and a sender in a child process), a graph change every 10 periods, a codec restart
-// as after an xrun, and the child client killed mid-stream. A program of its own, so that the
-// interposers replace nobody else's functions. Prints one line `allocations=A locks=L ...` and
-// exits 0 when both are 0 and everything it was to exercise happened.
+// periods after a warm-up, the heap allocations (ordo-one's malloc interposer), the calls that
+// take or wait on a lock (Tests/LockCounter) and the page faults (/proc/self/task/TID/stat), with
+// the memory locked as the appliance locks it (code whole, the rest on first touch). While it
+// counts: 8 client ports (senders at 48 and 44.1 kHz and of 16-bit samples, receivers at 48 and
+// 16 kHz, a filter, a separate-streams receiver, and a sender in a child process), a client that
+// joins, a graph change every 10 periods, a codec restart as after an xrun, and the child client
+// killed mid-stream. A program of its own, so that the interposers replace nobody else's
+// functions. Prints one line `allocations=A locks=L ... page-faults=F ...` and exits 0 when all
+// three are 0 and everything it was to exercise happened.
 import CALSA
 import CLinux
 import Foundation
@@ -15,6 +17,7 @@ import LockCounter
 import MallocInterposerSwift
 import StageboxEngine
 import StageboxBusServer
+import StageboxClient
 import StageboxDrivers
 import StageboxRealtime
 import StageboxRecorder
@@ -157,6 +160,9 @@ lock_counter_arm(1)
 // While counting: a graph change every 10 periods, a restart, a client killed mid-stream.
 var changes = 0, lastChange = armedAt, restarted = false, killed = false
 var take: RunningTake?, recording = false, marked = false, playFailed = false
+// A client that joins while the faults are counted: its rings are mapped in when they arrive
+// (under MCL_ONFAULT nothing else would), not by the audio thread's first touch.
+var late: (client: BusClient, receiver: ReceiverPort, sender: SenderPort)?
 while periodsDone() < armedAt + measured {
     let now = periodsDone()
     if now - lastChange >= 10 {
@@ -170,6 +176,12 @@ while periodsDone() < armedAt + measured {
         }
         changes += 1
         engine.collect()
+    }
+    if late == nil && now - armedAt > measured / 4 {
+        let client = try BusClient(name: "late", socketPath: socket)
+        late = (client, try client.addReceiver(name: "r", channels: 2), try client.addSender(name: "s", channels: 2))
+        try client.connect(from: "codec.in", to: "late.r")
+        try client.connect(from: "late.s", to: "codec.out")
     }
     if !restarted && now - armedAt > measured / 3 { control.requestRestart(); restarted = true }
     if !recording && take == nil && now - armedAt > measured / 5 {
@@ -199,6 +211,7 @@ recorder.shutdown()
 let recorded = recorder.recentTakes.map(\.frames).reduce(0, +)
 let mirrored: Bool = if case .copied = recorder.mirrorState { true } else { false }
 clients.stop()
+late?.client.close()
 server.stop()
 driver.close()
 
@@ -206,10 +219,10 @@ let count = audioThreadAllocations.load(ordering: .relaxed)
 print("allocations=\(count) locks=\(locks) periods=\(periodsArmed) ports=\(portsWithClients) client-ports=\(portsWithClients - 3) "
       + "graph-changes=\(changes) restart=\(sawRestart) killed-client-removed=\(victimGone) "
       + "counter-check=\(sanity.0),\(sanity.1),\(sanity.2) recorded-frames=\(recorded) takes=\(recorder.recentTakes.count) mirrored=\(mirrored) "
-      + "played=\(!playFailed) page-faults=\(faults) memory-locked=\(memoryLock.error == 0 && memoryLock.onFault) "
+      + "played=\(!playFailed) late-client=\(late != nil) page-faults=\(faults) memory-locked=\(memoryLock.error == 0 && memoryLock.onFault) "
       + "\(control.statistics.snapshot().summary)")
 let ok = count == 0 && locks == 0 && faults == 0 && sanity.0 > 0 && sanity.1 > 0 && sanity.2 >= 64 && periodsArmed >= measured && sawRestart && victimGone
     // Graph changes at half the intended rate at least: on a loaded machine the changer lags.
     && changes >= measured / 20 && portsWithClients - 3 >= 8 && take != nil && recorded > 0
-    && recorder.recentTakes.count == 2 && !playFailed && mirrored
+    && recorder.recentTakes.count == 2 && !playFailed && mirrored && late != nil
 exit(ok ? 0 : 1)

@@ -214,7 +214,7 @@ def main():
         print(f"  {p:36}{mib(i[0])} ({mib(i[1])}){mib(b[0])} ({mib(b[1])})")
     print(f"  {'total (VmRSS)':36}{mib(idle_total)}{'':10}{mib(busy_total)}")
     if sum(l for _, _, l in idle) == 0:
-        print("  (nothing locked: mlockall was refused, so stacks show what they touched, not their size)")
+        print("  (nothing locked: mlockall was refused)")
     for kind, values in client_rss.items():
         rss, own = [v[0] for v in values], [v[1] for v in values]
         print(f"  each `stagebox {kind}` client: {min(rss):.1f}-{max(rss):.1f} MiB resident, "
