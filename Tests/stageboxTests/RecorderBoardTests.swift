@@ -178,14 +178,17 @@ import Musl
         #expect(waitFor(30) { console(board, "status").contains("running") }, "the audio runs on")
     }
 
-    /// A take of minutes, as people record (two minutes of audio at 16 times real time): every
-    /// frame reaches the file, nothing is dropped, and sox reads it whole.
+    /// A take of minutes, as people record (two minutes of audio at 8 times real time): every
+    /// frame reaches the file, nothing is dropped, and sox reads it whole. At 16 times, the
+    /// recorder's 5 s ring was 0.31 s of the machine's time, and CI's loaded machine once held
+    /// the writer longer than that (the static binary's run, 20 suites at once): the recorder
+    /// said so ("the disk fell behind"), as it should. It runs alone (tools/test's ALONE).
     @Test func aTakeOfMinutesKeepsEveryFrame() throws {
         let takes = try Scratch()
         defer { takes.remove() }
-        let board = try SimulatedBoard(speed: 16, config: recorderConfig(takes.path("takes"), extra: "sync_interval_ms = 100"))
+        let board = try SimulatedBoard(speed: 8, config: recorderConfig(takes.path("takes"), extra: "sync_interval_ms = 100"))
         #expect(console(board, "record start").hasPrefix("recording take "))
-        #expect((waitForTake(board, seconds: 120) ?? 0) >= 120, "two minutes of audio") // 7.5 s at 16 times
+        #expect((waitForTake(board, seconds: 120) ?? 0) >= 120, "two minutes of audio") // 15 s at 8 times
         let stopped = console(board, "record stop")
         #expect(stopped.hasPrefix("stopped take "), "\(stopped)")
         let log = board.stop()
