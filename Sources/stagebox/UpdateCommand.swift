@@ -12,7 +12,7 @@ import Musl
 struct UpdateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "update",
-        abstract: "Install an update bundle into the other root slot (the Pi card), or show the slots.",
+        abstract: "Install an update bundle into the other root slot (a card with two), or show the slots.",
         discussion: """
             With FILE: installs it through the running stagebox (RAUC), printing the progress, and \
             exits 0 once it is in (stagebox then reboots into it) or 1 with the reason it failed. \

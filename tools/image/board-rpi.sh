@@ -108,18 +108,13 @@ board_update_parts() {
 	# RAUC: the binary behind /usr/bin/rauc (board/common), which sets the private bus.
 	install_part /usr/bin/rauc /usr/libexec/stagebox/rauc
 	install_part /usr/bin/dbus-daemon /usr/libexec/stagebox/dbus-daemon
-	# /usr/bin/rauc and /usr/sbin/fw_setenv are wrappers (the private bus; BOOT writable).
-	install -m 755 "$IMAGE_DIR/rauc/rauc" "$ROOT/usr/bin/rauc"
+	# /usr/sbin/fw_setenv is a wrapper that makes BOOT writable around it.
 	install -m 755 "$IMAGE_DIR/rauc/fw_setenv" "$ROOT/usr/sbin/fw_setenv"
-	install -D -m 644 "$IMAGE_DIR/rauc/dbus.conf" "$ROOT/etc/rauc/dbus.conf"
-	ln -sfn ../../run/rauc/system.conf "$ROOT/etc/rauc/system.conf"
-	sed -e "s/@COMPATIBLE@/stagebox-$BOARD/" "$IMAGE_DIR/rauc/system.conf.in" >"$ROOT/etc/rauc/system.conf.in"
-	# The certificate bundles must be signed with (RAUC's keyring).
-	if [ -z "$CERT" ]; then
-		CERT=$("$IMAGE_DIR/dev-keys")/development.cert.pem || die "tools/image/dev-keys failed"
-	fi
-	openssl x509 -in "$CERT" -noout 2>/dev/null || die "--cert $CERT is not a PEM certificate"
-	install -m 644 "$CERT" "$ROOT/etc/rauc/keyring.pem"
+	# U-Boot's boot script (rpi/boot.cmd) reads BOOT_ORDER and BOOT_<slot>_LEFT, which RAUC
+	# sets with fw_setenv: each try of a new slot is one boot.
+	install_update_config 'bootloader=uboot
+boot-attempts=3
+boot-attempts-primary=3'
 }
 
 # install_part PATH DEST: PATH of the unpacked pi-parts as DEST on the card, with the shared
