@@ -34,3 +34,42 @@ fi
 if [ -e "$TARGET_DIR/etc/init.d/S15watchdog" ]; then
 	fail "BusyBox's watchdog daemon (S15watchdog) is in the image; unset BR2_PACKAGE_BUSYBOX_WATCHDOG"
 fi
+
+# --- Updates: two root slots, RAUC, U-Boot (see tools/image/README.md, "Updates") ----------
+# The same arrangement as the Debian Pi card (tools/image/board-rpi.sh): U-Boot's boot script
+# picks the slot and loads the kernel from it, RAUC installs into the other one. Skipped when
+# the defconfig has no RAUC.
+[ -x "$TARGET_DIR/usr/bin/rauc" ] || exit 0
+CHECKOUT=$(cd "$BOARD_DIR/../.." && pwd)
+BINARIES_DIR=${BINARIES_DIR:?BINARIES_DIR is not set: run this from Buildroot}
+# RAUC behind /usr/bin/rauc (which sets the private bus S35rauc starts), with that bus's
+# daemon; the system bus Buildroot's dbus package would start is not needed.
+mkdir -p "$TARGET_DIR/usr/libexec/stagebox"
+mv "$TARGET_DIR/usr/bin/rauc" "$TARGET_DIR/usr/libexec/stagebox/rauc"
+[ -x "$TARGET_DIR/usr/bin/dbus-daemon" ] || fail "no dbus-daemon in the target (BR2_PACKAGE_RAUC_DBUS selects it)"
+ln -sf ../../bin/dbus-daemon "$TARGET_DIR/usr/libexec/stagebox/dbus-daemon"
+rm -f "$TARGET_DIR/etc/init.d/S30dbus-daemon"
+# fw_printenv/fw_setenv (uboot-tools) on BOOT's stagebox-boot.env; /usr/sbin/fw_setenv makes
+# BOOT writable for the moment it writes.
+[ -x "$TARGET_DIR/usr/sbin/fw_printenv" ] || fail "no fw_printenv in the target (BR2_PACKAGE_UBOOT_TOOLS_FWPRINTENV)"
+rm -f "$TARGET_DIR/usr/sbin/fw_setenv"
+ln -sf ../../sbin/fw_printenv "$TARGET_DIR/usr/libexec/stagebox/fw_setenv"
+install -m 755 "$CHECKOUT/tools/image/rauc/fw_setenv" "$TARGET_DIR/usr/sbin/fw_setenv"
+printf '# The slots'"'"' boot variables (boot.cmd): BOOT:/stagebox-boot.env, offset, size\n/boot/stagebox-boot.env 0x0000 0x4000\n' \
+	>"$TARGET_DIR/etc/fw_env.config"
+# The kernel lives in the slot, so an update replaces it with the modules that match it.
+[ -f "$BINARIES_DIR/Image" ] || fail "$BINARIES_DIR/Image is missing (the kernel is built before this script runs)"
+install -D -m 644 "$BINARIES_DIR/Image" "$TARGET_DIR/usr/lib/stagebox/kernel/vmlinuz"
+# The certificate bundles must be signed with: STAGEBOX_CERT, or the development one.
+CERT=${STAGEBOX_CERT:-}
+if [ -z "$CERT" ]; then
+	CERT=$("$CHECKOUT/tools/image/dev-keys")/development.cert.pem || fail "tools/image/dev-keys failed"
+fi
+# The Buildroot card's own compatible: a Debian card's bundle carries another kernel and
+# device-tree names, and would not boot here.
+"$CHECKOUT/tools/image/rauc/install-config" "$TARGET_DIR" stagebox-rpi-buildroot "$CERT" 'bootloader=uboot
+boot-attempts=3
+boot-attempts-primary=3' || fail "RAUC's configuration was not installed"
+# The system's version and board: post-image.sh makes the update bundle of this root with them.
+VERSION=${STAGEBOX_SYSTEM_VERSION:-$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' "$CHECKOUT/Sources/stagebox/Stagebox.swift")-$(date -u +%Y%m%d.%H%M%S)}
+printf 'VERSION=%s\nCOMPATIBLE=stagebox-rpi-buildroot\n' "$VERSION" >"$TARGET_DIR/etc/stagebox-release"

@@ -212,8 +212,9 @@ alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/n
 need_packages() { "$CHECKOUT/tools/apt-install" "$@" || rig_fail "cannot install $*"; }
 
 # data_sums CARD [N]: sha256 of every file on /data (partition N, default 4: a card with two
-# root slots) but RAUC's own records and the kept time, a line each. Read from a copy whose journal e2fsck has replayed, as the next boot would: after a
-# power cut the newest metadata may be in the journal only. The kept time ([clock] file,
+# root slots) but RAUC's own records and the kept time, a line each. Read from a copy whose
+# journal e2fsck has replayed, as the next boot would: after a power cut the newest metadata
+# may be in the journal only. The kept time ([clock] file,
 # /data/stagebox-clock, and its .new while it is written) is saved at every start by design:
 # every boot changes it.
 data_sums() {

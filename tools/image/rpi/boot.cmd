@@ -1,6 +1,6 @@
-# Stagebox: U-Boot's boot script on the Pi card (tools/image/build --board rpi makes boot.scr
-# of it with mkimage). It picks the root slot to boot, A (partition 2) or B (partition 3),
-# with the variables of RAUC's U-Boot backend:
+# Stagebox: U-Boot's boot script on the Pi cards (tools/image/build --board rpi and the
+# Buildroot tree's post-image.sh make boot.scr of it with mkimage). It picks the root slot to
+# boot, A (partition 2) or B (partition 3), with the variables of RAUC's U-Boot backend:
 #   BOOT_ORDER   the slots in the order to try them ("A B": A first)
 #   BOOT_A_LEFT  tries left for A before it is passed over; BOOT_B_LEFT the same for B
 # They live in BOOT's stagebox-boot.env (U-Boot's binary environment format, with its CRC),
@@ -71,8 +71,13 @@ setenv bootargs "${cmdline} root=PARTUUID=${rootuuid} rauc.slot=${slot}"
 # the initramfs goes well above where it ends.
 setenv ramdisk_addr_r 0x03000000
 if load ${devtype} ${devnum}:${rootpart} ${kernel_addr_r} /usr/lib/stagebox/kernel/vmlinuz; then
-	if load ${devtype} ${devnum}:${rootpart} ${ramdisk_addr_r} /usr/lib/stagebox/kernel/initramfs.cpio; then
-		booti ${kernel_addr_r} ${ramdisk_addr_r}:${filesize} ${fdt_addr}
+	if test -e ${devtype} ${devnum}:${rootpart} /usr/lib/stagebox/kernel/initramfs.cpio; then
+		if load ${devtype} ${devnum}:${rootpart} ${ramdisk_addr_r} /usr/lib/stagebox/kernel/initramfs.cpio; then
+			booti ${kernel_addr_r} ${ramdisk_addr_r}:${filesize} ${fdt_addr}
+		fi
+	else
+		# The Buildroot card's kernel has its drivers built in and mounts the root itself.
+		booti ${kernel_addr_r} - ${fdt_addr}
 	fi
 fi
 # No kernel in that slot (an empty or broken slot): its try is spent; the next boot moves on.
