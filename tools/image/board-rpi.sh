@@ -39,9 +39,11 @@ loopback)
 	;;
 *) die "--codec: wm8960 or loopback, not '$CODEC'" ;;
 esac
-# The Pi's own watchdog first (softdog is /dev/watchdog only where that one is missing), the
-# boot partition's FAT, the codec's; S11modules loads them in this order.
-BASE_MODULES=(bcm2835_wdt softdog vfat nls_cp437 nls_ascii)
+# The Pi's own watchdog first (softdog is /dev/watchdog only where that one is missing),
+# raspberrypi-hwmon (the firmware's under-voltage flag, which stagebox's health watches; built
+# out of tree by the rig: Debian's kernel leaves it out), the boot partition's FAT, the
+# codec's; S11modules loads them in this order.
+BASE_MODULES=(bcm2835_wdt softdog raspberrypi-hwmon vfat nls_cp437 nls_ascii)
 # USB sticks, which stagebox mounts: the Pi 3's and Zero 2 W's USB (dwc2), the Pi 4's (xhci
 # behind PCIe), the mass-storage and disk drivers, exFAT (FAT is above). Loaded at boot: the
 # card has no udev or mdev to load a driver when a device appears.
@@ -78,7 +80,8 @@ board_root() {
 	{
 		echo "# The card's modules (tools/image/build --board rpi --codec $CODEC), loaded in order by"
 		echo "# S11modules: the Pi's watchdog, then softdog (/dev/watchdog only if that one is absent),"
-		echo "# the boot partition's FAT, USB sticks', what RAUC needs to read bundles, the codec's."
+		echo "# the firmware's under-voltage flag (hwmon), the boot partition's FAT, USB sticks', what"
+		echo "# RAUC needs to read bundles, the codec's."
 		printf '%s\n' "${BASE_MODULES[@]}" "${USB_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]}"
 	} >"$ROOT/etc/modules-load.d/stagebox.conf"
 	# fsck.fat from Debian's dosfstools (the rig's root has no dosfstools); it needs only libc.
