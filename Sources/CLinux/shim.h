@@ -3,8 +3,8 @@
 /* What swift-system (FileDescriptor, Errno) does not cover and Swift cannot reach directly:
    ppoll (hidden behind _GNU_SOURCE), memfd_create and its seals, eventfd, Unix sockets with the
    flags spelled once for glibc and musl, the CMSG macros for passing descriptors (SCM_RIGHTS),
-   SO_PEERCRED, accept4, pipe2, the watchdog's ioctl, the kernel's clock state (adjtimex) and the
-   pseudo-terminal calls the tests use.
+   SO_PEERCRED, accept4, pipe2, the watchdog's ioctl, the kernel's clock state (adjtimex), an
+   RTC's ioctls and the pseudo-terminal calls the tests use.
    Nothing here retries on EINTR: the Swift side does that in one place (retryingOnInterrupt). */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/netlink.h>
+#include <linux/rtc.h>
 
 int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask);
 
@@ -55,6 +56,35 @@ static inline int stagebox_clock_synchronized(void) {
     int state = adjtimex(&tx);
     if (state < 0) return -1;
     return state != TIME_ERROR && !(tx.status & STA_UNSYNC);
+}
+
+/* A real-time clock's time (RTC_RD_TIME on /dev/rtcN, which RTCs keep in UTC) as seconds since
+   the epoch; 0, or -errno (EINVAL: the chip says its time is not valid, e.g. its oscillator
+   stopped when the battery went flat). */
+static inline int stagebox_rtc_read(int fd, int64_t *seconds) {
+    struct rtc_time rt;
+    memset(&rt, 0, sizeof rt);
+    if (ioctl(fd, RTC_RD_TIME, &rt) < 0) return -errno;
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    tm.tm_sec = rt.tm_sec; tm.tm_min = rt.tm_min; tm.tm_hour = rt.tm_hour;
+    tm.tm_mday = rt.tm_mday; tm.tm_mon = rt.tm_mon; tm.tm_year = rt.tm_year;
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1) return -EINVAL;
+    *seconds = (int64_t)t;
+    return 0;
+}
+
+/* Sets a real-time clock (RTC_SET_TIME) to `seconds` since the epoch, in UTC; 0 or -errno. */
+static inline int stagebox_rtc_set(int fd, int64_t seconds) {
+    time_t t = (time_t)seconds;
+    struct tm tm;
+    if (!gmtime_r(&t, &tm)) return -EINVAL;
+    struct rtc_time rt;
+    memset(&rt, 0, sizeof rt);
+    rt.tm_sec = tm.tm_sec; rt.tm_min = tm.tm_min; rt.tm_hour = tm.tm_hour;
+    rt.tm_mday = tm.tm_mday; rt.tm_mon = tm.tm_mon; rt.tm_year = tm.tm_year;
+    return ioctl(fd, RTC_SET_TIME, &rt) < 0 ? -errno : 0;
 }
 
 /* An anonymous shared-memory file, closed on exec, that can be sealed. */

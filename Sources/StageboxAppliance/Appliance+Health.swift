@@ -32,13 +32,21 @@ extension Appliance {
 }
 
 extension Appliance {
-    /// The clock's keeper when `[clock] file` names one: the clock set forward past the saved
-    /// time and the newest take, then saved while running. Nil without a file.
+    /// The clock's keeper when `[clock] file` or `[clock] rtc` names one: the clock set from the
+    /// RTC, then forward past the saved time and the newest take, then saved while running.
+    /// Nil with neither.
     static func startClock(_ configuration: StageboxConfiguration, logger: Logger) -> ClockKeeper? {
-        guard !configuration.clock.file.isEmpty else { return nil }
-        var settings = ClockKeeper.Settings(file: configuration.clock.file, folders: [configuration.recorder.directory])
-        settings.saveIntervalNanos = Int64(configuration.clock.saveInterval) * 1_000_000_000
+        let clock = configuration.clock
+        guard !clock.file.isEmpty || !clock.rtc.isEmpty else { return nil }
+        var settings = ClockKeeper.Settings(file: clock.file, folders: [configuration.recorder.directory])
+        settings.saveIntervalNanos = Int64(clock.saveInterval) * 1_000_000_000
+        if let address = ClockSection.rtcAddresses.first(where: { $0.chip == clock.rtc })?.address {
+            settings.rtc = RealTimeClock(chip: clock.rtc, bus: clock.rtcBus, address: address)
+        }
         let keeper = ClockKeeper(settings) { logger.error("\($0)") }
+        if let line = keeper.rtcLine {
+            if line.hasPrefix("clock: set from the RTC") { logger.info("\(line)") } else { logger.error("\(line)") }
+        }
         switch keeper.start {
         case .ahead: logger.info("\(keeper.startLine)")
         case .setForward, .behindButNotSet: logger.warning("\(keeper.startLine)")

@@ -12,8 +12,8 @@ import Musl
 /// Keeps the wall clock from going backwards across power cuts on a board with no battery:
 /// at start, a clock behind the saved time (or behind the newest file in the folders named,
 /// the takes) is set forward to it; while running, and at a clean stop, the time is saved.
-/// Whether the time can be trusted (NTP set it, or an RTC did at boot) is told to the recorder,
-/// which marks takes made without it.
+/// With `[clock] rtc`, the time comes from a battery-backed RTC first. Whether the time can be
+/// trusted (NTP set it, or an RTC did) is told to the recorder, which marks takes made without it.
 public final class ClockKeeper: Sendable {
     public struct Settings: Sendable {
         /// The file the time is kept in; "" keeps none (and only trusts what the kernel says).
@@ -23,6 +23,9 @@ public final class ClockKeeper: Sendable {
         public var saveIntervalNanos: Int64 = 600_000_000_000
         /// Where the kernel's files are (`/sys`: an RTC's `hctosys`).
         public var sysfs = "/sys"
+        /// A battery-backed RTC to take the time from at start (`[clock] rtc`), and to keep
+        /// right while NTP disciplines the clock.
+        public var rtc: RealTimeClock?
 
         public init(file: String, folders: [String]) {
             self.file = file
@@ -39,6 +42,10 @@ public final class ClockKeeper: Sendable {
 
     public let settings: Settings
     public let start: Start
+    /// What the RTC said at start, for the log: nil without one.
+    public let rtcLine: String?
+    /// The RTC's device when it was read at start (/dev/rtcN); the clock then came from it.
+    private let rtcDevice: String?
     private let loop: ServiceLoop?
     private let onProblem: @Sendable (String) -> Void
 
@@ -48,6 +55,7 @@ public final class ClockKeeper: Sendable {
                 onProblem: @escaping @Sendable (String) -> Void) {
         self.settings = settings
         self.onProblem = onProblem
+        (rtcDevice, rtcLine) = Self.readRTC(settings.rtc, setClock: setClock)
         let now = Self.nowSeconds()
         let saved = settings.file.isEmpty ? nil : SavedTime.read(settings.file)
         let newest = SavedTime.newestModification(in: settings.folders)
@@ -62,8 +70,30 @@ public final class ClockKeeper: Sendable {
         } else {
             start = .ahead(savedSeconds: saved)
         }
-        loop = settings.file.isEmpty ? nil : try? ServiceLoop(named: "clock")
+        loop = settings.file.isEmpty && rtcDevice == nil ? nil : try? ServiceLoop(named: "clock")
     }
+
+    /// The time from the RTC, when one is configured: the clock set to it. Times before 2020
+    /// are a chip that lost its time (some keep counting from 2000 with a flat battery).
+    private static func readRTC(_ rtc: RealTimeClock?, setClock: (Int64) -> Errno?) -> (String?, String?) {
+        guard let rtc else { return (nil, nil) }
+        do throws(RealTimeClock.Failure) {
+            let device = try rtc.attach()
+            let seconds = try rtc.read(device)
+            guard seconds >= earliestPlausible else {
+                return (nil, "clock: the RTC (\(device)) says \(SavedTime.utc(seconds)), which cannot be right (its battery?): not used")
+            }
+            if let error = setClock(seconds) {
+                return (nil, "clock: the RTC (\(device)) says \(SavedTime.utc(seconds)), but the clock cannot be set: \(error)")
+            }
+            return (device, "clock: set from the RTC (\(device)): \(SavedTime.utc(seconds))")
+        } catch {
+            return (nil, "clock: \(error)")
+        }
+    }
+
+    /// 2020-01-01: no RTC on a board running this was set before it.
+    static let earliestPlausible: Int64 = 1_577_836_800
 
     /// Starts saving the time every `saveIntervalNanos` (at once first).
     public func startSaving() throws(SystemCallError) {
@@ -74,8 +104,16 @@ public final class ClockKeeper: Sendable {
         }, finish: { [self] in save() })
     }
 
-    /// Saves the time now (also the loop's last act at a clean stop).
+    /// Saves the time now (also the loop's last act at a clean stop), and sets the RTC from
+    /// the clock while NTP disciplines it (the RTC drifts; NTP does not).
     public func save() {
+        if let rtc = settings.rtc, let rtcDevice, Self.kernelSaysSynchronized() {
+            do throws(RealTimeClock.Failure) {
+                try rtc.set(rtcDevice, to: Self.nowSeconds())
+            } catch {
+                onProblem("clock: \(error)")
+            }
+        }
         guard !settings.file.isEmpty else { return }
         do throws(SystemCallError) {
             try SavedTime.write(Self.nowSeconds(), to: settings.file)
@@ -90,8 +128,8 @@ public final class ClockKeeper: Sendable {
     public func stop() { loop?.stop() }
 
     /// Whether the wall clock can be trusted: NTP has set it (the kernel's clock is in sync),
-    /// or an RTC set it at boot.
-    public var isTrusted: Bool { Self.kernelSaysSynchronized() || rtcSetTheClock }
+    /// or an RTC set it at boot (the kernel's, or `[clock] rtc` read at start).
+    public var isTrusted: Bool { Self.kernelSaysSynchronized() || rtcDevice != nil || rtcSetTheClock }
 
     private var rtcSetTheClock: Bool {
         Folder.names(in: settings.sysfs + "/class/rtc").contains { rtc in

@@ -149,13 +149,20 @@ public struct ConfigParser {
     }
 
     private mutating func readClock(_ t: TOMLTable, into clock: inout ClockSection) {
-        var fields = Fields(parser: self, table: t, section: "clock", allowedKeys: ["file", "save_interval_s"])
+        var fields = Fields(parser: self, table: t, section: "clock", allowedKeys: ["file", "save_interval_s", "rtc", "rtc_i2c_bus"])
         fields.string("file", &clock.file, nonEmpty: false)
         if !clock.file.isEmpty && !clock.file.hasPrefix("/") {
             fields.problem("file", "'\(clock.file)' is not an absolute path", allowed: "a path from /, like /data/stagebox-clock, or \"\"")
             clock.file = ""
         }
         fields.int("save_interval_s", &clock.saveInterval, range: ClockSection.saveIntervalRange)
+        fields.string("rtc", &clock.rtc, nonEmpty: false)
+        if !clock.rtc.isEmpty && !ClockSection.rtcAddresses.contains(where: { $0.chip == clock.rtc }) {
+            fields.problem("rtc", "'\(clock.rtc)' is not a chip the kernel's rtc-ds1307 drives",
+                           allowed: ClockSection.rtcAddresses.map(\.chip).joined(separator: ", ") + ", or \"\" for none")
+            clock.rtc = ""
+        }
+        fields.int("rtc_i2c_bus", &clock.rtcBus, range: ClockSection.rtcBusRange)
         problems = fields.parser.problems
     }
 

@@ -84,13 +84,24 @@ public struct ConsoleSection: Sendable, Equatable {
 }
 
 /// `[watchdog]`: the hardware watchdog that resets a board whose audio loop stopped.
-/// `[clock]`: where the wall clock's last known time is kept across power cuts.
+/// `[clock]`: where the wall clock's last known time is kept across power cuts, and the RTC.
 public struct ClockSection: Sendable, Equatable {
     /// An absolute path ("" keeps none): the card sets /data/stagebox-clock.
     public var file = ""
     /// How often the time is saved while running (and always at a clean stop and a take's start).
     public var saveInterval = 600
     public static let saveIntervalRange = 10...86400
+    /// A battery-backed RTC chip on I2C to read the time from at start ("" for none): one the
+    /// kernel's rtc-ds1307 driver knows, at its fixed address (`rtcAddresses`).
+    public var rtc = ""
+    /// The I2C bus it is on: 1 is the Pi's GPIO 2 and 3 (pins 3 and 5).
+    public var rtcBus = 1
+    public static let rtcBusRange = 0...31
+    /// The chips rtc-ds1307 drives, with their I2C addresses.
+    public static let rtcAddresses: [(chip: String, address: Int)] = [
+        ("ds1307", 0x68), ("ds1337", 0x68), ("ds1338", 0x68), ("ds1339", 0x68), ("ds1340", 0x68),
+        ("ds3231", 0x68), ("mcp7940x", 0x6f),
+    ]
 
     public init() {}
 }

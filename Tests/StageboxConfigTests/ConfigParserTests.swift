@@ -101,6 +101,17 @@ import Testing
         ])
     }
 
+    @Test func theRTCIsReadAndChecked() {
+        let (config, none) = ConfigParser.parse("[clock]\nrtc = \"ds3231\"\nrtc_i2c_bus = 0\n", file: "box.toml")
+        #expect(none.isEmpty)
+        #expect(config.clock.rtc == "ds3231" && config.clock.rtcBus == 0)
+        #expect(StageboxConfiguration.defaults.clock.rtc == "" && StageboxConfiguration.defaults.clock.rtcBus == 1)
+        #expect(problems("[clock]\nrtc = \"pcf8563\"\nrtc_i2c_bus = 40\n") == [
+            "box.toml:2: clock.rtc: 'pcf8563' is not a chip the kernel's rtc-ds1307 drives (allowed: ds1307, ds1337, ds1338, ds1339, ds1340, ds3231, mcp7940x, or \"\" for none)",
+            "box.toml:3: clock.rtc_i2c_bus: 40 is out of range (allowed: 0–31)",
+        ])
+    }
+
     @Test func theLifecycleSectionIsReadAndChecked() {
         let (config, none) = ConfigParser.parse("[lifecycle]\nsuspend_after = 300\nfade_ms = 15.5\n", file: "box.toml")
         #expect(none.isEmpty)
