@@ -229,3 +229,19 @@ data_sums() {
 	(cd "$tmp/data-dump" && find . -type f ! -path './rauc/*' ! -path './lost+found/*' ! -path './stagebox-clock' ! -path './stagebox-clock.new' -print0 | sort -z | xargs -0 sha256sum)
 	rm -rf "$tmp/data-dump" "$tmp/data-copy.ext4"
 }
+
+# card_boot CARD N ARGS...: one boot of a card by tools/image/boot (ARGS: its options, and the
+# command); what it printed in $tmp/bootN.txt (echoed, indented), the run's files in $tmp/bootN.
+# A rig failure stops the scenario as one; any other failure shows the console's end and fails.
+card_boot() {
+	local card=$1 n=$2 status=0
+	shift 2
+	"$CHECKOUT/tools/image/boot" "$card" --timeout 400 --out "$tmp/boot$n" "$@" >"$tmp/boot$n.txt" 2>&1 || status=$?
+	sed "s/^/  boot $n: /" "$tmp/boot$n.txt"
+	case $status in
+	0) ;;
+	122) rig_fail "boot $n: $(tail -n 1 "$tmp/boot$n.txt")" ;;
+	*) tail -n 20 "$tmp/boot$n/console.log" 2>/dev/null | tr -d '\r' | sed "s/^/  console $n: /"
+		fail "boot $n failed (status $status): $(tail -n 1 "$tmp/boot$n.txt")" ;;
+	esac
+}

@@ -7,19 +7,8 @@ export MTOOLS_SKIP_CHECK=1
 [ -x "$TREE/usr/bin/stagebox" ] ||
 	fail "no static aarch64 stagebox tree in $TREE: run tools/build-static --target aarch64 first"
 
-# pi_boot CARD N ARGS...: one boot of CARD on the emulated Pi; its console answers in $tmp/bootN.txt.
-pi_boot() {
-	local card=$1 n=$2 status=0
-	shift 2
-	"$IMAGE/boot" --machine raspi3b "$card" --timeout 400 --out "$tmp/boot$n" "$@" >"$tmp/boot$n.txt" 2>&1 || status=$?
-	sed "s/^/  boot $n: /" "$tmp/boot$n.txt"
-	case $status in
-	0) ;;
-	122) rig_fail "boot $n: $(tail -n 1 "$tmp/boot$n.txt")" ;;
-	*) tail -n 20 "$tmp/boot$n/console.log" 2>/dev/null | tr -d '\r' | sed "s/^/  console $n: /"
-		fail "boot $n failed (status $status): $(tail -n 1 "$tmp/boot$n.txt")" ;;
-	esac
-}
+# pi_boot CARD N ARGS...: one boot of CARD on the emulated Pi (card_boot, lib.sh).
+pi_boot() { card_boot "$1" "$2" --machine raspi3b "${@:3}"; }
 
 # loopback_card CARD [SIZE [VERSION]]: the Pi card with the loopback codec (QEMU has no I2S), made SIZE
 # (QEMU wants a power of two, e.g. 1G; none: as built), its stagebox.toml edited on BOOT as a

@@ -16,20 +16,8 @@ slots_card() {
 	echo "two-slot card $2 built in $(since "$t") s"
 }
 
-# slots_boot CARD N ARGS...: one boot of CARD through its GRUB; what the command printed in
-# $tmp/bootN.txt, the run's files in $tmp/bootN.
-slots_boot() {
-	local card=$1 n=$2 status=0
-	shift 2
-	"$IMAGE/boot" "$card" --bootloader --timeout 400 --out "$tmp/boot$n" "$@" >"$tmp/boot$n.txt" 2>&1 || status=$?
-	sed "s/^/  boot $n: /" "$tmp/boot$n.txt"
-	case $status in
-	0) ;;
-	122) rig_fail "boot $n: $(tail -n 1 "$tmp/boot$n.txt")" ;;
-	*) grep -a 'stagebox:' "$tmp/boot$n/console.log" 2>/dev/null | tail -n 20 | tr -d '\r' | sed "s/^/  console $n: /"
-		fail "boot $n failed (status $status): $(tail -n 1 "$tmp/boot$n.txt")" ;;
-	esac
-}
+# slots_boot CARD N ARGS...: one boot of CARD through its GRUB (card_boot, lib.sh).
+slots_boot() { card_boot "$1" "$2" --bootloader "${@:3}"; }
 
 # grub_vars CARD: the slots' boot variables in BOOT's grub/grubenv, NAME=VALUE a line.
 grub_vars() {
