@@ -45,7 +45,7 @@ extension Appliance {
         }
         let keeper = ClockKeeper(settings) { logger.error("\($0)") }
         if let line = keeper.rtcLine {
-            if line.hasPrefix("clock: set from the RTC") { logger.info("\(line)") } else { logger.error("\(line)") }
+            if keeper.rtcConfirmed { logger.info("\(line)") } else { logger.error("\(line)") }
         }
         switch keeper.start {
         case .ahead: logger.info("\(keeper.startLine)")

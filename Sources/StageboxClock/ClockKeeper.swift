@@ -44,8 +44,12 @@ public final class ClockKeeper: Sendable {
     public let start: Start
     /// What the RTC said at start, for the log: nil without one.
     public let rtcLine: String?
-    /// The RTC's device when it was read at start (/dev/rtcN); the clock then came from it.
+    /// The RTC's device once the chip is attached (/dev/rtcN), read well or not: NTP's time is
+    /// written to it, which also mends a chip that had lost its time.
     private let rtcDevice: String?
+    /// Whether the clock agrees with a good reading of the RTC at start (set from it, or
+    /// already within a few seconds of it), and nothing saved overrode it.
+    public let rtcConfirmed: Bool
     private let loop: ServiceLoop?
     private let onProblem: @Sendable (String) -> Void
 
@@ -55,7 +59,8 @@ public final class ClockKeeper: Sendable {
                 onProblem: @escaping @Sendable (String) -> Void) {
         self.settings = settings
         self.onProblem = onProblem
-        (rtcDevice, rtcLine) = Self.readRTC(settings.rtc, setClock: setClock)
+        let rtc = Self.readRTC(settings.rtc, setClock: setClock)
+        (rtcDevice, rtcLine) = (rtc.device, rtc.line)
         let now = Self.nowSeconds()
         let saved = settings.file.isEmpty ? nil : SavedTime.read(settings.file)
         let newest = SavedTime.newestModification(in: settings.folders)
@@ -70,30 +75,46 @@ public final class ClockKeeper: Sendable {
         } else {
             start = .ahead(savedSeconds: saved)
         }
+        // A saved time or take later than the RTC's means the RTC is behind: not trusted.
+        if case .setForward = start { rtcConfirmed = false } else { rtcConfirmed = rtc.confirmed }
         loop = settings.file.isEmpty && rtcDevice == nil ? nil : try? ServiceLoop(named: "clock")
     }
 
-    /// The time from the RTC, when one is configured: the clock set to it. Times before 2020
-    /// are a chip that lost its time (some keep counting from 2000 with a flat battery).
-    private static func readRTC(_ rtc: RealTimeClock?, setClock: (Int64) -> Errno?) -> (String?, String?) {
-        guard let rtc else { return (nil, nil) }
+    /// The RTC at start, when one is configured: attached, read, and the clock set from it
+    /// when the clock is behind it and NTP does not discipline the clock (a restart of stagebox
+    /// must not step a good clock back to the RTC's whole seconds). A reading before 2020 or
+    /// from 2100 on is a chip that lost its time (some count from 2000 with a flat battery).
+    private static func readRTC(_ rtc: RealTimeClock?, setClock: (Int64) -> Errno?)
+        -> (device: String?, line: String?, confirmed: Bool) {
+        guard let rtc else { return (nil, nil, false) }
+        let device: String
         do throws(RealTimeClock.Failure) {
-            let device = try rtc.attach()
+            device = try rtc.attach()
+        } catch {
+            return (nil, "clock: \(error)", false)
+        }
+        do throws(RealTimeClock.Failure) {
             let seconds = try rtc.read(device)
-            guard seconds >= earliestPlausible else {
-                return (nil, "clock: the RTC (\(device)) says \(SavedTime.utc(seconds)), which cannot be right (its battery?): not used")
+            guard plausibleRTC.contains(seconds) else {
+                return (device, "clock: the RTC (\(device)) says \(SavedTime.utc(seconds)), which cannot be right (its battery?): not used", false)
+            }
+            let now = nowSeconds()
+            if kernelSaysSynchronized() || seconds <= now {
+                let agrees = abs(now - seconds) <= 5
+                return (device, "clock: the RTC (\(device)) says \(SavedTime.utc(seconds)); the clock, \(SavedTime.utc(now)), is left as it is", agrees)
             }
             if let error = setClock(seconds) {
-                return (nil, "clock: the RTC (\(device)) says \(SavedTime.utc(seconds)), but the clock cannot be set: \(error)")
+                return (device, "clock: the RTC (\(device)) says \(SavedTime.utc(seconds)), but the clock cannot be set: \(error)", false)
             }
-            return (device, "clock: set from the RTC (\(device)): \(SavedTime.utc(seconds))")
+            return (device, "clock: set from the RTC (\(device)): \(SavedTime.utc(seconds))", true)
         } catch {
-            return (nil, "clock: \(error)")
+            return (device, "clock: \(error)", false)
         }
     }
 
-    /// 2020-01-01: no RTC on a board running this was set before it.
-    static let earliestPlausible: Int64 = 1_577_836_800
+    /// 2020-01-01 up to 2100-01-01: no RTC on a board running this was set before 2020, and
+    /// the DS1307 family counts to 2099.
+    static let plausibleRTC: Range<Int64> = 1_577_836_800..<4_102_444_800
 
     /// Starts saving the time every `saveIntervalNanos` (at once first).
     public func startSaving() throws(SystemCallError) {
@@ -129,7 +150,7 @@ public final class ClockKeeper: Sendable {
 
     /// Whether the wall clock can be trusted: NTP has set it (the kernel's clock is in sync),
     /// or an RTC set it at boot (the kernel's, or `[clock] rtc` read at start).
-    public var isTrusted: Bool { Self.kernelSaysSynchronized() || rtcDevice != nil || rtcSetTheClock }
+    public var isTrusted: Bool { Self.kernelSaysSynchronized() || rtcConfirmed || rtcSetTheClock }
 
     private var rtcSetTheClock: Bool {
         Folder.names(in: settings.sysfs + "/class/rtc").contains { rtc in

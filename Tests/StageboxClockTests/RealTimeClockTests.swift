@@ -70,8 +70,8 @@ import Musl
         #expect(throws: RealTimeClock.Failure.self) { try rtc(sys).read("/dev/null") }
     }
 
-    /// A keeper whose RTC cannot be read says why once, and the clock is not trusted for it.
-    @Test func anRTCThatCannotBeReadIsReportedNotTrusted() throws {
+    /// A keeper whose RTC cannot be attached says why, and does not count the RTC as confirming.
+    @Test func anRTCThatCannotBeAttachedIsReportedAndConfirmsNothing() throws {
         let sys = try tree()
         defer { try? FileManager.default.removeItem(atPath: sys) }
         var settings = ClockKeeper.Settings(file: "", folders: [])
@@ -79,5 +79,6 @@ import Musl
         settings.rtc = rtc(sys)
         let keeper = ClockKeeper(settings, setClock: { _ in nil }) { _ in }
         #expect(keeper.rtcLine?.hasPrefix("clock: [clock] rtc = \"ds3231\" (I2C bus 1, address 0x68): the kernel has no I2C bus 1") == true)
+        #expect(!keeper.rtcConfirmed)
     }
 }

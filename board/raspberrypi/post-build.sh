@@ -37,15 +37,20 @@ fi
 
 # --- Updates: two root slots, RAUC, U-Boot (see tools/image/README.md, "Updates") ----------
 # The same arrangement as the Debian Pi card (tools/image/board-rpi.sh): U-Boot's boot script
-# picks the slot and loads the kernel from it, RAUC installs into the other one. Skipped when
-# the defconfig has no RAUC.
-[ -x "$TARGET_DIR/usr/bin/rauc" ] || exit 0
+# picks the slot and loads the kernel from it, RAUC installs into the other one. The four
+# defconfigs all have RAUC and U-Boot (config.txt starts U-Boot, cmdline.txt names no root:
+# the boot script adds the slot's). Buildroot runs this at every `make` on the same target
+# tree: every step below may find its own work of the last run.
+[ -x "$TARGET_DIR/usr/bin/rauc" ] || fail "no RAUC in the target (BR2_PACKAGE_RAUC): the card's config.txt starts U-Boot and needs the slots"
 CHECKOUT=$(cd "$BOARD_DIR/../.." && pwd)
 BINARIES_DIR=${BINARIES_DIR:?BINARIES_DIR is not set: run this from Buildroot}
 # RAUC behind /usr/bin/rauc (which sets the private bus S35rauc starts), with that bus's
 # daemon; the system bus Buildroot's dbus package would start is not needed.
 mkdir -p "$TARGET_DIR/usr/libexec/stagebox"
-mv "$TARGET_DIR/usr/bin/rauc" "$TARGET_DIR/usr/libexec/stagebox/rauc"
+# Moved once: on a later run /usr/bin/rauc is already the wrapper, which must not replace RAUC.
+grep -q 'exec /usr/libexec/stagebox/rauc' "$TARGET_DIR/usr/bin/rauc" ||
+	mv "$TARGET_DIR/usr/bin/rauc" "$TARGET_DIR/usr/libexec/stagebox/rauc"
+[ -x "$TARGET_DIR/usr/libexec/stagebox/rauc" ] || fail "RAUC is not in /usr/libexec/stagebox/rauc"
 [ -x "$TARGET_DIR/usr/bin/dbus-daemon" ] || fail "no dbus-daemon in the target (BR2_PACKAGE_RAUC_DBUS selects it)"
 ln -sf ../../bin/dbus-daemon "$TARGET_DIR/usr/libexec/stagebox/dbus-daemon"
 rm -f "$TARGET_DIR/etc/init.d/S30dbus-daemon"

@@ -56,7 +56,7 @@ for path in "$FIRMWARE"/* "$BINARIES_DIR"/*.dtb "$BINARIES_DIR/$KERNEL" $SLOT_FI
 }			\"${path#"$BINARIES_DIR"/}\""
 done
 
-# Without the slots, the second root slot is left out of the layout.
+# (Without RAUC the second slot would be left out; the defconfigs all have it.)
 awk -v files="$FILES" -v slots="$UPDATES" '
 	$0 == "@BOOT_FILES@" { print files; next }
 	/@SLOT_B@/ { if (slots) { sub(/[[:space:]]*# @SLOT_B@$/, ""); print } next }

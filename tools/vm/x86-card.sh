@@ -1,6 +1,7 @@
 # shellcheck shell=bash disable=SC2154 # tmp: set by the scenario that sources this
 # Shared by the scenarios that update the x86_64 test card with two root slots (x86-update,
-# x86-rollback): sourced after lib.sh, with $tmp set to the scenario's directory.
+# x86-rollback, x86-update-cuts): sourced after lib.sh, with $tmp set to the scenario's
+# directory.
 IMAGE=$CHECKOUT/tools/image
 TREE=${STAGEBOX_STATIC_TREE:-$CHECKOUT/.build/static/x86_64}
 export MTOOLS_SKIP_CHECK=1

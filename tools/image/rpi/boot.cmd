@@ -50,10 +50,16 @@ done
 
 if test "x${slot}" = "x"; then
 	# Every slot failed its tries: give them all 3 again and start over, rather than stop a
-	# box nobody can reach.
-	echo "stagebox: no root slot has tries left; both get 3 again"
+	# box nobody can reach, the second in the order first: the first one used its tries first
+	# (a failed update whose fallback then had short boots goes back to the fallback).
+	echo "stagebox: no root slot has tries left; both get 3 again, the other one first"
 	setenv BOOT_A_LEFT 3
 	setenv BOOT_B_LEFT 3
+	if test "${BOOT_ORDER}" = "B A"; then
+		setenv BOOT_ORDER "A B"
+	elif test "${BOOT_ORDER}" = "A B"; then
+		setenv BOOT_ORDER "B A"
+	fi
 	run stagebox_save
 	reset
 fi
