@@ -48,7 +48,7 @@ public final class ClockKeeper: Sendable {
     /// written to it, which also mends a chip that had lost its time.
     private let rtcDevice: String?
     /// Whether the clock agrees with a good reading of the RTC at start (set from it, or
-    /// already within a few seconds of it), and nothing saved overrode it.
+    /// already within a minute of it), and nothing saved overrode it.
     public let rtcConfirmed: Bool
     private let loop: ServiceLoop?
     private let onProblem: @Sendable (String) -> Void
@@ -100,7 +100,7 @@ public final class ClockKeeper: Sendable {
             }
             let now = nowSeconds()
             if kernelSaysSynchronized() || seconds <= now {
-                let agrees = abs(now - seconds) <= 5
+                let agrees = abs(now - seconds) <= 60 // an RTC drifts seconds a month, not a minute
                 return (device, "clock: the RTC (\(device)) says \(SavedTime.utc(seconds)); the clock, \(SavedTime.utc(now)), is left as it is", agrees)
             }
             if let error = setClock(seconds) {
