@@ -17,7 +17,8 @@ extension Appliance {
         let files = files ?? SystemFiles(sysfs: environment("STAGEBOX_SYSFS_ROOT") ?? "/sys",
                                          procfs: environment("STAGEBOX_PROCFS_ROOT") ?? "/proc")
         do {
-            let monitor = try HealthMonitor(files: files, warnTemperature: section.warnTemperature) { logger.warning("\($0)") }
+            let monitor = try HealthMonitor(files: files, warnTemperature: section.warnTemperature,
+                                            clockSynchronized: { ClockKeeper.ntpSynchronized() }) { logger.warning("\($0)") }
             try monitor.start()
             return monitor
         } catch {

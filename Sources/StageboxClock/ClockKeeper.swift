@@ -51,6 +51,9 @@ public final class ClockKeeper: Sendable {
     /// already within a minute of it), and nothing saved overrode it.
     public let rtcConfirmed: Bool
     private let loop: ServiceLoop?
+    /// NTP has disciplined the clock since start: the time stays good after NTP stops (the
+    /// network gone), as the kernel's free-running clock drifts seconds a day, not minutes.
+    private let ntpSeen = Atomic(false)
     private let onProblem: @Sendable (String) -> Void
 
     /// Checks the clock against what was saved and sets it forward where it is behind (which
@@ -150,7 +153,10 @@ public final class ClockKeeper: Sendable {
 
     /// Whether the wall clock can be trusted: NTP has set it (the kernel's clock is in sync),
     /// or an RTC set it at boot (the kernel's, or `[clock] rtc` read at start).
-    public var isTrusted: Bool { Self.kernelSaysSynchronized() || rtcConfirmed || rtcSetTheClock }
+    public var isTrusted: Bool {
+        if Self.kernelSaysSynchronized() { ntpSeen.store(true, ordering: .relaxed) }
+        return ntpSeen.load(ordering: .relaxed) || rtcConfirmed || rtcSetTheClock
+    }
 
     private var rtcSetTheClock: Bool {
         Folder.names(in: settings.sysfs + "/class/rtc").contains { rtc in
@@ -185,4 +191,10 @@ public final class ClockKeeper: Sendable {
     /// The kernel's NTP state: an unsynchronised clock is STA_UNSYNC (the state after boot
     /// until ntpd or an RTC sync disciplines it).
     static func kernelSaysSynchronized() -> Bool { stagebox_clock_synchronized() == 1 }
+
+    /// The same for the health thread: nil when the kernel cannot be asked.
+    public static func ntpSynchronized() -> Bool? {
+        let state = stagebox_clock_synchronized()
+        return state < 0 ? nil : state == 1
+    }
 }

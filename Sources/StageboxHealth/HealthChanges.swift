@@ -1,6 +1,7 @@
 /// What changed between two readings that an owner must hear of: under-voltage seen or gone,
 /// throttling started or stopped, the temperature over the warning or back under it (2 °C
-/// lower, so a value hovering at the limit does not repeat itself every second).
+/// lower, so a value hovering at the limit does not repeat itself every second), NTP starting
+/// or ceasing to discipline the clock.
 public struct HealthChanges: Sendable {
     public let warnTemperature: Double
     private var hot = false
@@ -33,6 +34,11 @@ public struct HealthChanges: Sendable {
                 hot = false
                 lines.append("health: the SoC is back at \(HealthReading.tenths(t)) °C, under warn_temp_c \(HealthReading.tenths(warnTemperature))")
             }
+        }
+        if now.clockSynchronized == true && before?.clockSynchronized != true {
+            lines.append("clock: synchronised by NTP: takes from now on have a confirmed time")
+        } else if now.clockSynchronized == false && before?.clockSynchronized == true {
+            lines.append("clock: NTP no longer disciplines the clock (network or server gone): it runs on from the time NTP gave")
         }
         return lines
     }

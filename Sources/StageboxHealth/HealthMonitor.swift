@@ -29,10 +29,11 @@ public final class HealthMonitor: Sendable {
     private let loop: ServiceLoop
 
     public init(files: SystemFiles, warnTemperature: Double, intervalNanos: Int64 = 1_000_000_000,
+                clockSynchronized: @escaping @Sendable () -> Bool? = { nil },
                 onChange: @escaping @Sendable (String) -> Void) throws(SystemCallError) {
         self.intervalNanos = intervalNanos
         self.onChange = onChange
-        state = Mutex(State(reader: HealthReader(files: files), changes: HealthChanges(warnTemperature: warnTemperature)))
+        state = Mutex(State(reader: HealthReader(files: files, clockSynchronized: clockSynchronized), changes: HealthChanges(warnTemperature: warnTemperature)))
         loop = try ServiceLoop(named: "health")
     }
 

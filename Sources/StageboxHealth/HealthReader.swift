@@ -18,10 +18,14 @@ public struct HealthReader: Sendable {
     /// The processes are scanned at most this often (a file each: the costly part of a
     /// reading); between scans a reading repeats the last scan's busiest.
     public var processIntervalNanos: Int64 = 5_000_000_000
+    /// Whether NTP disciplines the clock (not a file: the kernel's clock state); nil leaves it
+    /// out of the reading.
+    let clockSynchronized: @Sendable () -> Bool?
 
-    public init(files: SystemFiles, ownPid: Int = Int(getpid())) {
+    public init(files: SystemFiles, ownPid: Int = Int(getpid()), clockSynchronized: @escaping @Sendable () -> Bool? = { nil }) {
         self.files = files
         self.ownPid = ownPid
+        self.clockSynchronized = clockSynchronized
         ticksPerSecond = max(1, sysconf(Int32(_SC_CLK_TCK)))
     }
 
@@ -44,6 +48,7 @@ public struct HealthReader: Sendable {
         reading.governor = files.sys("\(cpufreq)/scaling_governor")
         if lastAt.map({ now - $0 >= processIntervalNanos }) ?? true { busiest = busiestOtherProcess(now: now) }
         reading.busiest = busiest
+        reading.clockSynchronized = clockSynchronized()
         return reading
     }
 

@@ -14,6 +14,8 @@ public struct HealthReading: Sendable, Equatable {
     public var governor: String?
     /// The busiest process other than stagebox over the last reading's interval.
     public var busiest: BusyProcess?
+    /// Whether NTP disciplines the clock (the kernel's clock state); nil where not asked.
+    public var clockSynchronized: Bool?
 
     public init() {}
 
@@ -52,6 +54,7 @@ public struct HealthReading: Sendable, Equatable {
             if !before.isEmpty { parts.append("since boot: " + before.joined(separator: ", ")) }
         }
         if let busiest { parts.append("busiest other: \(busiest.name) \(busiest.percent) %") }
+        if let clockSynchronized { parts.append(clockSynchronized ? "clock synchronised by NTP" : "clock not synchronised") }
         return parts
     }
 

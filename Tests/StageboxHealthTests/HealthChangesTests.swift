@@ -47,4 +47,22 @@ import Testing
         #expect(lines[1] == "health: the SoC is back at 77.9 °C, under warn_temp_c 80.0")
         #expect(lines[2].hasPrefix("health: the SoC is at 80.2 °C"))
     }
+
+    @Test func ntpTakingAndLosingTheClockIsTold() {
+        var changes = HealthChanges(warnTemperature: 80)
+        func clock(_ synchronized: Bool?) -> HealthReading {
+            var r = reading()
+            r.clockSynchronized = synchronized
+            return r
+        }
+        #expect(changes.lines(from: nil, to: clock(false)).isEmpty)
+        #expect(changes.lines(from: clock(false), to: clock(true)) == ["clock: synchronised by NTP: takes from now on have a confirmed time"])
+        #expect(changes.lines(from: clock(true), to: clock(true)).isEmpty)
+        #expect(changes.lines(from: clock(true), to: clock(false)).first?.hasPrefix("clock: NTP no longer disciplines the clock") == true)
+        // Synchronised already at the first reading (stagebox restarted), and never asked.
+        #expect(changes.lines(from: nil, to: clock(true)).count == 1)
+        #expect(changes.lines(from: clock(nil), to: clock(nil)).isEmpty)
+        #expect(clock(true).summary.hasSuffix(", clock synchronised by NTP"))
+        #expect(!clock(nil).summary.contains("clock"))
+    }
 }

@@ -47,4 +47,21 @@ import Testing
         #expect(monitor.history.count == HealthMonitor.historyLength)
         #expect(monitor.readings == HealthMonitor.historyLength + 10)
     }
+
+    /// NTP's hold on the clock, as the kernel tells it, read with the rest and told on change.
+    @Test func theClockStateIsReadAndItsChangeTold() throws {
+        let tree = try BoardTree.pi4()
+        let synchronized = Atomic(false)
+        let told = Mutex<[String]>([])
+        let monitor = try HealthMonitor(files: tree.files, warnTemperature: 80,
+                                        clockSynchronized: { synchronized.load(ordering: .relaxed) }) { line in
+            told.withLock { $0.append(line) }
+        }
+        monitor.readOnce()
+        #expect(monitor.latest?.summary.hasSuffix("clock not synchronised") == true)
+        synchronized.store(true, ordering: .relaxed)
+        monitor.readOnce()
+        #expect(told.withLock { $0 } == ["clock: synchronised by NTP: takes from now on have a confirmed time"])
+        #expect(monitor.latest?.summary.hasSuffix("clock synchronised by NTP") == true)
+    }
 }
