@@ -50,7 +50,10 @@ BASE_MODULES=(bcm2835_wdt softdog raspberrypi-hwmon vfat nls_cp437 nls_ascii)
 USB_MODULES=(dwc2 xhci-pci usb-storage sd_mod exfat)
 # RAUC mounts a bundle through a loop device as squashfs, its payload checked by dm-verity.
 UPDATE_MODULES=(loop squashfs dm-verity)
-RUN_MODULES=("${BASE_MODULES[@]}" "${USB_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]%% *}")
+# Wired Ethernet, for NTP (S38network, S39chrony): the Pi 3 B's (smsc95xx) and 3 B+'s (lan78xx)
+# on USB, the Pi 4's (genet). The Zero 2 W has none.
+NET_MODULES=(smsc95xx lan78xx genet)
+RUN_MODULES=("${BASE_MODULES[@]}" "${USB_MODULES[@]}" "${NET_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]%% *}")
 STAGEBOX_TOML=$WORK/stagebox.toml
 
 board_prepare() {
@@ -80,9 +83,9 @@ board_root() {
 	{
 		echo "# The card's modules (tools/image/build --board rpi --codec $CODEC), loaded in order by"
 		echo "# S11modules: the Pi's watchdog, then softdog (/dev/watchdog only if that one is absent),"
-		echo "# the firmware's under-voltage flag (hwmon), the boot partition's FAT, USB sticks', what"
-		echo "# RAUC needs to read bundles, the codec's."
-		printf '%s\n' "${BASE_MODULES[@]}" "${USB_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]}"
+		echo "# the firmware's under-voltage flag (hwmon), the boot partition's FAT, USB sticks', wired"
+		echo "# Ethernet's, what RAUC needs to read bundles, the codec's."
+		printf '%s\n' "${BASE_MODULES[@]}" "${USB_MODULES[@]}" "${NET_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]}"
 	} >"$ROOT/etc/modules-load.d/stagebox.conf"
 	# fsck.fat from Debian's dosfstools (the rig's root has no dosfstools); it needs only libc.
 	local needs
@@ -92,6 +95,10 @@ board_root() {
 	install -m 755 "$PARTS/sbin/fsck.fat" "$ROOT/usr/sbin/fsck.fat"
 	ln -sf fsck.fat "$ROOT/usr/sbin/fsck.vfat"
 	board_update_parts
+	# NTP: Debian's chrony (the card's BusyBox is built without ntpd), checked by running it.
+	install_part /usr/sbin/chronyd /usr/sbin/chronyd
+	install_part /usr/bin/chronyc /usr/bin/chronyc
+	chroot "$ROOT" /usr/sbin/chronyd --version >/dev/null 2>&1 || die "the card's chronyd does not run in its root (libraries?)"
 	# The fallback configuration when BOOT's cannot be read, as Buildroot's post-build does.
 	board_toml
 	install -D -m 644 "$STAGEBOX_TOML" "$ROOT/etc/stagebox.toml"

@@ -6,7 +6,8 @@
 TREE_ARCH=x86-64
 SYS=/ # where Debian's tools for the storage script come from: this machine
 RUN_MODULES=(snd-aloop softdog pvpanic-mmio vfat nls_cp437 nls_ascii 9pnet_virtio 9p
-	xhci-pci ehci-pci usb-storage sd_mod exfat) # the last line: USB sticks (stagebox mounts them)
+	xhci-pci ehci-pci usb-storage sd_mod exfat # USB sticks (stagebox mounts them)
+	virtio_net) # the wired network (S38network), for NTP (S39chrony)
 # With --slots 2: a second root slot for updates, GRUB to choose the slot (x86/grub.cfg) and
 # RAUC; RAUC mounts a bundle through a loop device as squashfs, checked by dm-verity.
 if [ "$SLOTS" = 2 ]; then
@@ -30,6 +31,10 @@ board_prepare() {
 	KREL=$(cat "$KDIR/ready")
 	KROOT=$KDIR/root
 	BUSYBOX=$(find "$CACHE" -maxdepth 3 -path "$CACHE/busybox-*/bin/busybox" -type f | sort | tail -n 1)
+	# NTP: Debian's chrony (BusyBox's is built without ntpd), with the libraries it needs.
+	"$CHECKOUT/tools/apt-install" libcap2 libedit2 libgnutls30 libnettle8 libseccomp2 ||
+		die "cannot install the libraries chrony needs"
+	CHRONYD=$("$IMAGE_DIR/host-part" chrony /usr/sbin/chronyd) || die "tools/image/host-part chrony failed"
 	[ "$SLOTS" = 2 ] || return 0
 	# GRUB for PCs (BIOS) and its environment tool; RAUC and dbus-daemon, as Debian has them.
 	"$CHECKOUT/tools/apt-install" grub-pc-bin grub-common dbus-daemon openssl ||
@@ -40,6 +45,12 @@ board_prepare() {
 # The test card's inittab, rcS, fstab, module list and the harness hook.
 board_root() {
 	cp -dR --preserve=mode "$IMAGE_DIR/skeleton/." "$ROOT/"
+	local bin
+	for bin in /usr/sbin/chronyd /usr/bin/chronyc; do
+		install -D -m 755 "${CHRONYD%/usr/sbin/chronyd}$bin" "$ROOT$bin"
+		copy_libs "$ROOT$bin"
+	done
+	chroot "$ROOT" /usr/sbin/chronyd --version >/dev/null 2>&1 || die "the card's chronyd does not run in its root (libraries?)"
 	[ "$SLOTS" = 2 ] || return 0
 	printf '# What RAUC needs to read a bundle (tools/image/build --slots 2): a loop device,\n# squashfs, dm-verity.\nloop\nsquashfs\ndm-verity\n' \
 		>"$ROOT/etc/modules-load.d/stagebox-update.conf"
