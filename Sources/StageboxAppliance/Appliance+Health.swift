@@ -17,8 +17,11 @@ extension Appliance {
         let files = files ?? SystemFiles(sysfs: environment("STAGEBOX_SYSFS_ROOT") ?? "/sys",
                                          procfs: environment("STAGEBOX_PROCFS_ROOT") ?? "/proc")
         do {
+            // The kernel's clock state is this machine's: left out when the files are a recorded
+            // tree of another board's.
+            let real = files == SystemFiles()
             let monitor = try HealthMonitor(files: files, warnTemperature: section.warnTemperature,
-                                            clockSynchronized: { ClockKeeper.ntpSynchronized() }) { logger.warning("\($0)") }
+                                            clockSynchronized: { real ? ClockKeeper.ntpSynchronized() : nil }) { logger.warning("\($0)") }
             try monitor.start()
             return monitor
         } catch {

@@ -86,7 +86,14 @@ public final class Appliance: Sendable {
                                         watchdog: watchdog, server: server, logger: logger)
         // A trigger fired (a button, the console, a client) wants the codec: it resumes.
         let lifecycle = self.lifecycle
-        triggers.onChange { _, _ in lifecycle.resume() }
+        let control = self.control
+        triggers.onChange { _, _ in
+            lifecycle.resume()
+            control.wakeControl()
+        }
+        // A port or connection that came or went (a client): the control thread syncs the
+        // recorder's taps and the lifecycle's use now, not at its next idle tick.
+        engine.onChange { _ in control.wakeControl() }
         // Buttons fire triggers, LEDs show them: each on a thread of its own, never the audio thread.
         controls = RunningControls.start(configuration, triggers: triggers, logger: logger)
         // MIDI keys and pedals fire triggers too, and their LEDs show them: a thread of its own.
@@ -121,7 +128,10 @@ public final class Appliance: Sendable {
     public func newConsole() -> Console { Console(context: context) }
 
     /// Asks for a clean stop from any thread: the outputs fade out before the streams close.
-    public func requestStop() { stopAsked.store(true, ordering: .relaxed) }
+    public func requestStop() {
+        stopAsked.store(true, ordering: .relaxed)
+        control.wakeControl()
+    }
 
     /// Stops everything `init` started, in the reverse order. Call it once `run` has returned.
     public func shutdown() {
@@ -136,16 +146,21 @@ public final class Appliance: Sendable {
         recording.shutdown()
     }
 
-    /// The control thread's periodic work while audio runs.
-    private func tick(events: EventLog) {
-        if stopAsked.load(ordering: .relaxed) || externalStop() { lifecycle.stop() }
-        events.drain()
+    /// The control thread's periodic work while audio runs. Busy (ticked again in 50 ms, not
+    /// 250) while something is in motion: a stop, events from the audio thread, a take or a
+    /// playback, the lifecycle between its steady states.
+    private func tick(events: EventLog) -> Bool {
+        let stopping = stopAsked.load(ordering: .relaxed) || externalStop()
+        if stopping { lifecycle.stop() }
+        let told = events.drain()
         recording.tick(engine: engine)
         let use = BusUse(clientPorts: server?.clients.reduce(0) { $0 + $1.ports.count } ?? 0, takes: recording.runningTakes,
                          playing: recording.player.isPlaying ? 1 : 0)
         let healthy = lifecycle.tick(use: use)
         watchdog.tick(healthy: healthy)
         updater.tick(healthy: healthy, now: Double(monotonicNanoseconds()) / 1e9)
+        let steady = lifecycle.state == .running || lifecycle.state == .suspended
+        return stopping || told > 0 || use.takes > 0 || use.playing > 0 || recording.recorder.isStarting || !steady
     }
 }
 

@@ -22,10 +22,13 @@ final class EventLog {
         self.onEvent = onEvent
     }
 
-    /// Control thread only.
-    func drain() {
+    /// Control thread only. Returns how many events there were.
+    @discardableResult
+    func drain() -> Int {
         let now = monotonicNanoseconds()
+        var count = 0
         while let event = control.events.pop() {
+            count += 1
             let isXrun = event.kind == .captureXrun || event.kind == .playbackXrun
             let context = isXrun ? self.context() : nil
             onEvent?(event, context)
@@ -34,7 +37,9 @@ final class EventLog {
                 logger.warning("\(line)\(told)")
             }
         }
-        for line in repeats.due(now: now) { logger.warning("\(line)") }
+        let due = repeats.due(now: now)
+        for line in due { logger.warning("\(line)") }
+        return count + due.count
     }
 
     /// At the end of a run: what is still untold.

@@ -11,12 +11,20 @@ import Musl
 /// Runs a driver loop on its own real-time thread while the calling thread keeps ticking
 /// (draining events, logging) until the loop ends.
 public enum AudioThreadRunner {
+    /// How often the control thread ticks while something is in motion (a take, a fade, events
+    /// from the audio thread), and while nothing is: an idle box must cost next to nothing, and
+    /// what needs the control thread sooner signals its wakeup.
+    public static let busyTickNanos: Int64 = 50_000_000
+    public static let idleTickNanos: Int64 = 250_000_000
+
     /// Starts `loop` on a new thread at SCHED_FIFO `priority` (0 = normal), calls `scheduled`
     /// on the calling thread with what the scheduler said as soon as the new thread knows, calls
-    /// `tick` about every 50 ms on the calling thread until the loop returns, and returns the
-    /// loop's result. Throws when the thread cannot be started.
+    /// `tick` on the calling thread until the loop returns, and returns the loop's result.
+    /// `tick` says whether it is busy: the next tick comes 50 ms later then, else 250 ms later,
+    /// or as soon as `wakeup` is signalled (the loop's end signals it too). Throws when the
+    /// thread cannot be started.
     public static func run<Result: Sendable>(priority: Int, scheduled: (RealtimeOutcome) -> Void = { _ in },
-                                             tick: () -> Void,
+                                             wakeup: Wakeup? = nil, tick: () -> Bool,
                                              loop: @escaping @Sendable () -> Result) throws(SystemCallError) -> Result {
         let box = ResultBox<Result>()
         let thread = RealtimeThread {
@@ -24,6 +32,7 @@ public enum AudioThreadRunner {
             box.scheduled.store(true, ordering: .releasing)
             box.result = loop()
             box.done.store(true, ordering: .releasing)
+            wakeup?.signal() // the loop is over: its one system call outside it
         }
         try thread.start()
         var told = false
@@ -33,12 +42,17 @@ public enum AudioThreadRunner {
                 scheduled(box.outcome)
             }
             if box.done.load(ordering: .acquiring) { break }
-            tick()
-            usleep(50_000)
+            let busy = tick() || !told
+            pause(busy ? busyTickNanos : idleTickNanos, wakeup: wakeup)
         }
         thread.join()
-        tick()
+        _ = tick()
         return box.result!
+    }
+
+    /// Sleeps `nanos`, or until `wakeup` is signalled.
+    public static func pause(_ nanos: Int64, wakeup: Wakeup?) {
+        if let wakeup { _ = wakeup.wait(timeoutNanos: nanos) } else { usleep(UInt32(nanos / 1000)) }
     }
 }
 

@@ -1,4 +1,5 @@
 import StageboxRealtime
+import StageboxSystem
 import Synchronization
 
 /// Something the audio thread noticed, reported to the rest of Stagebox through a queue.
@@ -37,9 +38,17 @@ public final class DriverControl: Sendable {
     /// Stop after this many frames (0 = run until stopped).
     public let frameLimit: Int
 
+    /// Wakes the control thread before its next tick is due: a request, a change it must act
+    /// on. Nil where no eventfd could be had: the control thread then just ticks.
+    public let wakeup: Wakeup?
+
     public init(frameLimit: Int = 0) {
         self.frameLimit = frameLimit
+        wakeup = try? Wakeup(purpose: "the control thread")
     }
+
+    /// Ticks the control thread now (from any thread but the audio thread).
+    public func wakeControl() { wakeup?.signal() }
 
     private let restartFlag = Atomic<Bool>(false)
 
@@ -54,7 +63,10 @@ public final class DriverControl: Sendable {
     }
 
     /// Asks the audio thread to stop after the period it is processing.
-    public func requestStop() { stopFlag.store(true, ordering: .relaxed) }
+    public func requestStop() {
+        stopFlag.store(true, ordering: .relaxed)
+        wakeControl()
+    }
 
     public var stopRequested: Bool { stopFlag.load(ordering: .relaxed) }
 
@@ -66,6 +78,7 @@ public final class DriverControl: Sendable {
     public func requestPause() {
         pauseCount.wrappingAdd(1, ordering: .relaxed)
         pauseFlag.store(true, ordering: .relaxed)
+        wakeControl()
     }
 
     /// How many pauses were asked for so far: a loop that ended while one was asked for ended
@@ -73,7 +86,10 @@ public final class DriverControl: Sendable {
     public var pausesRequested: Int { pauseCount.load(ordering: .relaxed) }
 
     /// Ends a pause: the supervisor reopens the device and starts the streams again.
-    public func requestResume() { pauseFlag.store(false, ordering: .relaxed) }
+    public func requestResume() {
+        pauseFlag.store(false, ordering: .relaxed)
+        wakeControl()
+    }
 
     public var pauseRequested: Bool { pauseFlag.load(ordering: .relaxed) }
 

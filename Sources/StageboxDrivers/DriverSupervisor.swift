@@ -31,19 +31,21 @@ public final class DriverSupervisor {
     /// suspend gets the same).
     private var reportedScheduling = false
     private var reportedFirstPeriod = false
+    private var wakeup: Wakeup? { control.wakeup }
 
     /// Runs until a stop is requested, the frame limit is reached or the input ends. `tick`
-    /// runs on the calling thread about every 50 ms throughout, also while waiting or paused,
-    /// after the engine's clean-up (the graph snapshots the audio thread has left are freed
-    /// here, on the control thread, whatever else runs).
+    /// runs on the calling thread throughout, also while waiting or paused, after the engine's
+    /// clean-up (the graph snapshots the audio thread has left are freed here, on the control
+    /// thread, whatever else runs). It says whether it is busy: every 50 ms then, else every
+    /// 250 ms, or at once when the control's wakeup is signalled (see `AudioThreadRunner`).
     /// Throws when the driver fails in a way that trying again cannot mend (the device cannot
     /// do what the configuration asks; a file cannot be written).
-    public func run(tick ownTick: () -> Void) throws(DriverError) {
+    public func run(tick ownTick: () -> Bool) throws(DriverError) {
         defer { control.state.store(.stopped, ordering: .relaxed) }
         let engine = driver.engine
-        func tick() {
+        func tick() -> Bool {
             engine.collect()
-            ownTick()
+            return ownTick()
         }
         var backoffMs = firstBackoffMs
         // When a running codec last failed: the first reopen is at once (an appliance in use
@@ -52,7 +54,7 @@ public final class DriverSupervisor {
         while !control.stopRequested {
             if control.pauseRequested {
                 control.state.store(.paused, ordering: .relaxed)
-                waitOrStop(milliseconds: 50, tick: tick)
+                waitOrStop(milliseconds: 250, tick: tick) // a resume wakes it
                 continue
             }
             control.state.store(.starting, ordering: .relaxed)
@@ -103,7 +105,7 @@ public final class DriverSupervisor {
 
     /// One run of the loop on its own thread; returns how it ended. After a failure
     /// (`failedAt`), says how long the codec was gone once the first period is processed.
-    private func runOnce(failedAt: inout Int64?, tick: () -> Void) -> DriverError? {
+    private func runOnce(failedAt: inout Int64?, tick: () -> Bool) -> DriverError? {
         let driver = self.driver
         let logger = self.logger
         var reportedStart = false
@@ -119,7 +121,7 @@ public final class DriverSupervisor {
                 let (level, line) = SchedulingReport.line(outcome, periodFrames: driver.period,
                                                           sampleRate: driver.engine.settings.sampleRate)
                 logger.log(level: level, Logger.Message(stringLiteral: line))
-            }, tick: {
+            }, wakeup: wakeup, tick: {
             if driver.paced, !self.reportedFirstPeriod, control.firstPeriodAt.load(ordering: .relaxed) > 0 {
                 // On the monotonic clock, so that a bench can take exec-to-first-period from outside.
                 self.reportedFirstPeriod = true
@@ -141,7 +143,8 @@ public final class DriverSupervisor {
                     control.requestStop()
                 }
             }
-            tick()
+            // Busy until the first period is reported, and while a failure's gap is untold.
+            return tick() || (driver.paced && !self.reportedFirstPeriod) || failed != nil
             }) {
                 driver.run()
             }
@@ -153,19 +156,24 @@ public final class DriverSupervisor {
     }
 
     /// Waits before trying the device again, showing when in the driver's state.
-    private func wait(_ milliseconds: Int, tick: () -> Void) {
+    private func wait(_ milliseconds: Int, tick: () -> Bool) {
         control.retryAt.store(monotonicNanoseconds() + Int64(milliseconds) * 1_000_000, ordering: .relaxed)
         control.state.store(.waitingForDevice, ordering: .relaxed)
         waitOrStop(milliseconds: milliseconds, tick: tick)
     }
 
-    private func waitOrStop(milliseconds: Int, tick: () -> Void) {
-        var left = milliseconds
-        while left > 0 && !control.stopRequested {
-            tick()
-            usleep(UInt32(min(left, 50)) * 1000)
-            left -= 50
+    /// Ticks until `milliseconds` have passed or a stop is asked for (a signalled wakeup ends a
+    /// pause's wait early: a resume).
+    private func waitOrStop(milliseconds: Int, tick: () -> Bool) {
+        let end = monotonicNanoseconds() + Int64(milliseconds) * 1_000_000
+        while !control.stopRequested {
+            let busy = tick()
+            let left = end - monotonicNanoseconds()
+            guard left > 0 else { return }
+            let nanos = min(left, busy ? AudioThreadRunner.busyTickNanos : AudioThreadRunner.idleTickNanos)
+            if let wakeup, wakeup.wait(timeoutNanos: nanos) { break }
+            if wakeup == nil { usleep(UInt32(nanos / 1000)) }
         }
-        tick()
+        _ = tick()
     }
 }

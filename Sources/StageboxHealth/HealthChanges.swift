@@ -35,7 +35,8 @@ public struct HealthChanges: Sendable {
                 lines.append("health: the SoC is back at \(HealthReading.tenths(t)) °C, under warn_temp_c \(HealthReading.tenths(warnTemperature))")
             }
         }
-        if now.clockSynchronized == true && before?.clockSynchronized != true {
+        // Only a change: a clock already synchronised at the first reading is nothing to tell.
+        if now.clockSynchronized == true && before?.clockSynchronized == false {
             lines.append("clock: synchronised by NTP: takes from now on have a confirmed time")
         } else if now.clockSynchronized == false && before?.clockSynchronized == true {
             lines.append("clock: NTP no longer disciplines the clock (network or server gone): it runs on from the time NTP gave")

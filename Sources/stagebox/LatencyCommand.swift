@@ -249,6 +249,7 @@ struct LatencyCommand: ParsableCommand {
                     outcome = meter.nothingCame(frames: Int(timeout * Double(rate)) + 1)
                 }
                 if outcome != nil { control.requestStop() }
+                return true // the tap is read every tick: always busy
             }
         } catch {
             printError("stagebox latency: \(error)")

@@ -68,6 +68,7 @@ struct RenderCommand: ParsableCommand {
         do {
             try DriverSupervisor(driver: driver, logger: logger).run {
                 if StopSignals.stopRequested { control.requestStop() }
+                return true
             }
             print("rendered \(driver.framesRendered) frames to \(output)")
         } catch {

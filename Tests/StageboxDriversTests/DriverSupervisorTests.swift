@@ -23,7 +23,7 @@ import StageboxSystem
         let outcome = Outcome()
         let thread = RealtimeThread {
             do throws(DriverError) {
-                try DriverSupervisor(driver: driver, logger: Logger(label: "test"), firstBackoffMs: backoffMs).run {}
+                try DriverSupervisor(driver: driver, logger: Logger(label: "test"), firstBackoffMs: backoffMs).run { false }
             } catch {
                 outcome.error = error
             }
@@ -89,6 +89,7 @@ import StageboxSystem
                     default:
                         break
                     }
+                    return true
                 }
             } catch {
                 outcome.error = error
@@ -200,6 +201,44 @@ import StageboxSystem
         let gap = Double(driver.restarted - driver.ended) / 1e6
         #expect(gap < 500, "reopened at once, not after the 2 s backoff: \(gap) ms")
     }
+
+    /// The control thread's tick: every 250 ms while it says it is idle, not every 50 (a quiet
+    /// box costs next to nothing), and at once when woken. Judged by counts only: a busy machine
+    /// can make ticks late and fewer, never more.
+    @Test func anIdleTickComesFourTimesASecondAndAWakeupBringsOneAtOnce() throws {
+        let control = DriverControl()
+        let engine = try Engine.passthrough(period: 64)
+        let driver = SimulatedDriver(engine: engine, control: control, inputSignal: .sine)
+        let ticks = Atomic<Int>(0)
+        let busy = Atomic<Bool>(false)
+        let thread = RealtimeThread {
+            try? DriverSupervisor(driver: driver, logger: Logger(label: "test")).run {
+                ticks.add(1, ordering: .relaxed)
+                return busy.load(ordering: .relaxed)
+            }
+        }
+        try thread.start()
+        defer { control.requestStop(); thread.join() }
+        #expect(waitFor { control.framesProcessed.load(ordering: .relaxed) > 4800 })
+        let before = ticks.load(ordering: .relaxed)
+        usleep(1_000_000)
+        let idle = ticks.load(ordering: .relaxed) - before
+        #expect(idle <= 6, "\(idle) ticks in an idle second (one every 250 ms)")
+        // Woken ten times, each after the tick it brought: ten more ticks, in far less than the
+        // 2.5 s ten idle ticks would take.
+        let start = monotonicNanoseconds()
+        for _ in 0..<10 {
+            let seen = ticks.load(ordering: .relaxed)
+            control.wakeControl()
+            #expect(waitFor(5) { ticks.load(ordering: .relaxed) > seen })
+        }
+        print("control tick: \(idle) ticks in an idle second; ten wakeups answered in \(Double(monotonicNanoseconds() - start) / 1e6) ms")
+        busy.store(true, ordering: .relaxed)
+        let busyBefore = ticks.load(ordering: .relaxed)
+        usleep(500_000)
+        print("control tick: \(ticks.load(ordering: .relaxed) - busyBefore) busy ticks in half a second (one every 50 ms)")
+    }
+
 }
 
 /// The start line about the audio thread's scheduling, for each outcome.
