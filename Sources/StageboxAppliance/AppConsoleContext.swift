@@ -191,7 +191,10 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     /// What the board was like at an xrun: the latest health reading and the recorder's ring.
     var xrunContext: String {
         var parts: [String] = []
-        if let reading = healthMonitor?.latest { parts += reading.parts }
+        if var reading = healthMonitor?.latest {
+            reading.clockSynchronized = nil // the wall clock has nothing to do with an xrun
+            parts += reading.parts
+        }
         if let fill = recording.recorder.ringFill { parts.append("recorder ring \(Int((fill * 100).rounded())) %") }
         return parts.joined(separator: ", ")
     }
