@@ -151,21 +151,29 @@ def end(p):
         p.wait()
 
 
+def start_server(stagebox, prefix, more_toml=""):
+    """`stagebox run --simulate` in a fresh folder of its own, its bus socket there and no
+    console; returns (folder, socket, argv, process). `more_toml`: more configuration."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    sock = f"{tmp}/bus.sock"
+    config = f"{tmp}/stagebox.toml"
+    with open(config, "w") as f:
+        f.write(f'[console]\ndevice = "none"\n\n[bus]\nsocket = "{sock}"\n\n[recorder]\ndirectory = "{tmp}/takes"\n'
+                + more_toml.replace("TMP", tmp))
+    os.makedirs(f"{tmp}/takes")
+    argv = [stagebox, "run", "--simulate", "--config", config]
+    with open(f"{tmp}/stagebox.log", "w") as log:
+        server = subprocess.Popen(argv, stdout=log, stderr=log)
+    return tmp, sock, argv, server
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--stagebox", required=True)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--settle", type=float, default=2.0)
     a = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="stagebox-memory-")
-    sock = f"{tmp}/bus.sock"
-    config = f"{tmp}/stagebox.toml"
-    with open(config, "w") as f:
-        f.write(f'[console]\ndevice = "none"\n\n[bus]\nsocket = "{sock}"\n\n[recorder]\ndirectory = "{tmp}/takes"\n')
-    os.makedirs(f"{tmp}/takes")
-    server_argv = [a.stagebox, "run", "--simulate", "--config", config]
-    with open(f"{tmp}/stagebox.log", "w") as log:
-        server = subprocess.Popen(server_argv, stdout=log, stderr=log)
+    tmp, sock, server_argv, server = start_server(a.stagebox, "stagebox-memory-")
     clients = []
     ok = False
     try:

@@ -10,13 +10,11 @@ Usage: threads.py --stagebox BIN [--seconds 20] [--settle 2]
 import argparse
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from memory import end, wait_for  # noqa: E402
+from memory import end, start_server, wait_for  # noqa: E402
 
 
 def threads(pid):
@@ -47,16 +45,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--settle", type=float, default=2.0)
     a = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="stagebox-threads-")
-    sock = f"{tmp}/bus.sock"
-    config = f"{tmp}/stagebox.toml"
-    with open(config, "w") as f:
-        f.write(f'[console]\ndevice = "none"\n\n[bus]\nsocket = "{sock}"\n\n[recorder]\ndirectory = "{tmp}/takes"\n'
-                f'\n[clock]\nfile = "{tmp}/clock"\n')
-    os.makedirs(f"{tmp}/takes")
-    argv = [a.stagebox, "run", "--simulate", "--config", config]
-    with open(f"{tmp}/stagebox.log", "w") as log:
-        server = subprocess.Popen(argv, stdout=log, stderr=log)
+    tmp, sock, argv, server = start_server(a.stagebox, "stagebox-threads-", '\n[clock]\nfile = "TMP/clock"\n')
     ok = False
     try:
         wait_for("the bus socket appeared", lambda: os.path.exists(sock), [(argv, server)])
