@@ -13,7 +13,7 @@ extension Appliance {
     /// The health thread, reading `files` (the real `/sys` and `/proc`, or the trees
     /// `STAGEBOX_SYSFS_ROOT` and `STAGEBOX_PROCFS_ROOT` name); every change is logged as a
     /// warning. Without a thread (none to be had) stagebox runs without health.
-    static func startHealth(_ section: HealthSection, files: SystemFiles?, logger: Logger) -> HealthMonitor? {
+    static func startHealth(_ section: HealthSection, files: SystemFiles?, clock: ClockKeeper?, logger: Logger) -> HealthMonitor? {
         let files = files ?? SystemFiles(sysfs: environment("STAGEBOX_SYSFS_ROOT") ?? "/sys",
                                          procfs: environment("STAGEBOX_PROCFS_ROOT") ?? "/proc")
         do {
@@ -21,7 +21,9 @@ extension Appliance {
             // tree of another board's.
             let real = files == SystemFiles()
             let monitor = try HealthMonitor(files: files, warnTemperature: section.warnTemperature,
-                                            clockSynchronized: { real ? ClockKeeper.ntpSynchronized() : nil }) { logger.warning("\($0)") }
+                                            clockSynchronized: { real ? (clock?.readNTPState() ?? ClockKeeper.ntpSynchronized()) : nil }) {
+                logger.warning("\($0)")
+            }
             try monitor.start()
             return monitor
         } catch {

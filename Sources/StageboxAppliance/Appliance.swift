@@ -81,7 +81,7 @@ public final class Appliance: Sendable {
         }
         watchdog = Self.startWatchdog(configuration.watchdog, logger: logger)
         // Under-voltage, throttling, heat: read and logged by a thread of their own.
-        health = Self.startHealth(configuration.health, files: options.systemFiles, logger: logger)
+        health = Self.startHealth(configuration.health, files: options.systemFiles, clock: clock, logger: logger)
         lifecycle = Self.startLifecycle(configuration.lifecycle, control: control, engine: engine,
                                         watchdog: watchdog, server: server, logger: logger)
         // A trigger fired (a button, the console, a client) wants the codec: it resumes.

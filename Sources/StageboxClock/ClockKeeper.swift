@@ -197,4 +197,12 @@ public final class ClockKeeper: Sendable {
         let state = stagebox_clock_synchronized()
         return state < 0 ? nil : state == 1
     }
+
+    /// The kernel's NTP state, read by the health thread every second; a synchronised clock is
+    /// remembered for the run (`isTrusted`), whether or not a take asked just then.
+    public func readNTPState() -> Bool? {
+        let state = Self.ntpSynchronized()
+        if state == true { ntpSeen.store(true, ordering: .relaxed) }
+        return state
+    }
 }

@@ -29,8 +29,11 @@ public protocol AudioDriver: AnyObject, Sendable {
     func run() -> DriverError?
     /// Releases the device (the codec is free for others until the next `open`).
     func close()
-    /// Control-thread work while `run` runs, about every 50 ms: writing output files.
+    /// Control-thread work while `run` runs, every tick: writing output files.
     func service() throws(DriverError)
+    /// Whether `service` must come every 50 ms even when nothing else is in motion (a ring of
+    /// periods it drains would overflow in an idle tick's 250 ms).
+    var needsFrequentService: Bool { get }
     /// After the last `close`: writes out and closes what the driver produced.
     func finish() throws(DriverError)
     /// Lines for the log after `open`: what was opened and how.
@@ -42,6 +45,7 @@ public protocol AudioDriver: AnyObject, Sendable {
 extension AudioDriver {
     public var paced: Bool { true }
     public func service() throws(DriverError) {}
+    public var needsFrequentService: Bool { false }
     public func finish() throws(DriverError) {}
     public func openReport() -> [(Logger.Level, String)] { [] }
     public func startReport() -> String? { nil }

@@ -24,7 +24,8 @@ public enum AudioThreadRunner {
     /// or as soon as `wakeup` is signalled (the loop's end signals it too). Throws when the
     /// thread cannot be started.
     public static func run<Result: Sendable>(priority: Int, scheduled: (RealtimeOutcome) -> Void = { _ in },
-                                             wakeup: Wakeup? = nil, tick: () -> Bool,
+                                             wakeup: Wakeup? = nil, idleTickNanos: Int64 = AudioThreadRunner.idleTickNanos,
+                                             tick: () -> Bool,
                                              loop: @escaping @Sendable () -> Result) throws(SystemCallError) -> Result {
         let box = ResultBox<Result>()
         let thread = RealtimeThread {

@@ -19,9 +19,14 @@ public final class DriverSupervisor {
     private let firstBackoffMs: Int
     private let longestBackoffMs: Int
 
-    public init(driver: any AudioDriver, logger: Logger, firstBackoffMs: Int = 100, longestBackoffMs: Int = 5000) {
+    /// How long the control thread sleeps between idle ticks unless woken (tests stretch it).
+    private let idleTickNanos: Int64
+
+    public init(driver: any AudioDriver, logger: Logger, firstBackoffMs: Int = 100, longestBackoffMs: Int = 5000,
+                idleTickNanos: Int64 = AudioThreadRunner.idleTickNanos) {
         self.driver = driver
         self.logger = logger
+        self.idleTickNanos = idleTickNanos
         self.firstBackoffMs = firstBackoffMs
         self.longestBackoffMs = longestBackoffMs
     }
@@ -54,7 +59,7 @@ public final class DriverSupervisor {
         while !control.stopRequested {
             if control.pauseRequested {
                 control.state.store(.paused, ordering: .relaxed)
-                waitOrStop(milliseconds: 250, tick: tick) // a resume wakes it
+                waitOrStop(milliseconds: 250, endsOnWakeup: true, tick: tick) // a resume wakes it
                 continue
             }
             control.state.store(.starting, ordering: .relaxed)
@@ -121,7 +126,7 @@ public final class DriverSupervisor {
                 let (level, line) = SchedulingReport.line(outcome, periodFrames: driver.period,
                                                           sampleRate: driver.engine.settings.sampleRate)
                 logger.log(level: level, Logger.Message(stringLiteral: line))
-            }, wakeup: wakeup, tick: {
+            }, wakeup: wakeup, idleTickNanos: idleTickNanos, tick: {
             if driver.paced, !self.reportedFirstPeriod, control.firstPeriodAt.load(ordering: .relaxed) > 0 {
                 // On the monotonic clock, so that a bench can take exec-to-first-period from outside.
                 self.reportedFirstPeriod = true
@@ -143,8 +148,9 @@ public final class DriverSupervisor {
                     control.requestStop()
                 }
             }
-            // Busy until the first period is reported, and while a failure's gap is untold.
-            return tick() || (driver.paced && !self.reportedFirstPeriod) || failed != nil
+            // Busy until the first period is reported, while a failure's gap is untold, and
+            // for a driver whose service drains a ring.
+            return tick() || (driver.paced && !self.reportedFirstPeriod) || failed != nil || driver.needsFrequentService
             }) {
                 driver.run()
             }
@@ -162,17 +168,21 @@ public final class DriverSupervisor {
         waitOrStop(milliseconds: milliseconds, tick: tick)
     }
 
-    /// Ticks until `milliseconds` have passed or a stop is asked for (a signalled wakeup ends a
-    /// pause's wait early: a resume).
-    private func waitOrStop(milliseconds: Int, tick: () -> Bool) {
+    /// Ticks until `milliseconds` have passed or a stop is asked for. A signalled wakeup ticks
+    /// at once, and with `endsOnWakeup` (a pause, which a resume ends) ends the wait; a device's
+    /// backoff runs its time.
+    private func waitOrStop(milliseconds: Int, endsOnWakeup: Bool = false, tick: () -> Bool) {
         let end = monotonicNanoseconds() + Int64(milliseconds) * 1_000_000
         while !control.stopRequested {
             let busy = tick()
             let left = end - monotonicNanoseconds()
             guard left > 0 else { return }
-            let nanos = min(left, busy ? AudioThreadRunner.busyTickNanos : AudioThreadRunner.idleTickNanos)
-            if let wakeup, wakeup.wait(timeoutNanos: nanos) { break }
-            if wakeup == nil { usleep(UInt32(nanos / 1000)) }
+            let nanos = min(left, busy ? AudioThreadRunner.busyTickNanos : idleTickNanos)
+            if let wakeup {
+                if wakeup.wait(timeoutNanos: nanos) && endsOnWakeup { break }
+            } else {
+                usleep(UInt32(nanos / 1000))
+            }
         }
         _ = tick()
     }

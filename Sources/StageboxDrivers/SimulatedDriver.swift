@@ -146,6 +146,9 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
     }
 
     /// Control thread: writes what playback produced to the file, if any.
+    /// The output file's ring holds 256 periods: 341 ms at 64 frames, less with `--speed`.
+    public var needsFrequentService: Bool { recorder != nil }
+
     public func service() throws(DriverError) {
         do { try recorder?.drain() } catch { throw .file(error) }
     }

@@ -29,7 +29,7 @@ public final class LifecycleController: Sendable {
     /// Seconds on the monotonic clock.
     public static var now: Double { Double(monotonicNanoseconds()) / 1e9 }
 
-    /// Control thread, about every 50 ms: moves the lifecycle for what uses the bus now, and
+    /// Control thread, every tick (50 or 250 ms, or when woken): moves the lifecycle for what uses the bus now, and
     /// returns whether it is healthy (whether the watchdog may be fed).
     @discardableResult
     public func tick(use: BusUse, now: Double = LifecycleController.now) -> Bool {
@@ -60,9 +60,18 @@ public final class LifecycleController: Sendable {
     public var changes: [LifecycleMachine.Change] { owned.withLock { $0.machine.changes } }
 
     /// The console's `suspend`.
-    public func suspend() -> LifecycleRefusal? { owned.withLock { $0.machine.requestSuspend() } }
+    public func suspend() -> LifecycleRefusal? {
+        defer { control.wakeControl() } // the tick acts on it
+        return owned.withLock { $0.machine.requestSuspend() }
+    }
     /// The console's `resume`, a trigger, a take.
-    public func resume() { owned.withLock { $0.machine.requestResume() } }
+    public func resume() {
+        owned.withLock { $0.machine.requestResume() }
+        control.wakeControl()
+    }
     /// A clean stop: the outputs fade out before the streams close.
-    public func stop() { owned.withLock { $0.machine.requestStop() } }
+    public func stop() {
+        owned.withLock { $0.machine.requestStop() }
+        control.wakeControl()
+    }
 }

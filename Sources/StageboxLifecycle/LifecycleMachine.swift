@@ -140,7 +140,9 @@ public struct LifecycleMachine: Sendable {
                 if pauseSent {
                     pauseSent = false
                     move(to: .resuming, at: now, why)
-                    return [.resumeDriver]
+                    // The fade-in too: a resume that comes before the audio thread saw the pause
+                    // leaves the loop running, faded out (a reopen fades in from silence anyway).
+                    return [.resumeDriver, .fadeIn]
                 }
                 resumedAt = now
                 move(to: .running, at: now, why)

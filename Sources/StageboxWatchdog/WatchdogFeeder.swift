@@ -30,7 +30,7 @@ public final class WatchdogFeeder: @unchecked Sendable {
     /// Whether anything is watched at all.
     public var isActive: Bool { hardware != nil || systemd?.watchdogIntervalNanos != nil }
 
-    /// Called from the control thread, about every 50 ms, with whether the lifecycle is healthy
+    /// Called from the control thread every tick (50 or 250 ms), with whether the lifecycle is healthy
     /// (running with frames moving, or suspended with nothing in use, or starting, resuming,
     /// suspending within their bounded time). Unhealthy: no feed, and the board resets.
     public func tick(healthy: Bool, now: Int64 = monotonicNanoseconds()) {
