@@ -54,7 +54,9 @@ grep -q 'exec /usr/libexec/stagebox/rauc' "$TARGET_DIR/usr/bin/rauc" ||
 [ -x "$TARGET_DIR/usr/bin/dbus-daemon" ] || fail "no dbus-daemon in the target (BR2_PACKAGE_RAUC_DBUS selects it)"
 ln -sf ../../bin/dbus-daemon "$TARGET_DIR/usr/libexec/stagebox/dbus-daemon"
 rm -f "$TARGET_DIR/etc/init.d/S30dbus-daemon"
-# chrony's own start script: board/common's S39chrony starts chronyd with the card's servers.
+# chrony's own start script: board/common's S39chrony starts chronyd with the card's servers
+# (S38network gets the address: the defconfigs set no BR2_SYSTEM_DHCP, whose ifup gives up on a
+# box booted without a cable; libcap lets chronyd drop root).
 rm -f "$TARGET_DIR/etc/init.d/S49chronyd"
 # fw_printenv/fw_setenv (uboot-tools) on BOOT's stagebox-boot.env; /usr/sbin/fw_setenv makes
 # BOOT writable for the moment it writes.

@@ -50,9 +50,10 @@ BASE_MODULES=(bcm2835_wdt softdog raspberrypi-hwmon vfat nls_cp437 nls_ascii)
 USB_MODULES=(dwc2 xhci-pci usb-storage sd_mod exfat)
 # RAUC mounts a bundle through a loop device as squashfs, its payload checked by dm-verity.
 UPDATE_MODULES=(loop squashfs dm-verity)
-# Wired Ethernet, for NTP (S38network, S39chrony): the Pi 3 B's (smsc95xx) and 3 B+'s (lan78xx)
-# on USB, the Pi 4's (genet). The Zero 2 W has none.
-NET_MODULES=(smsc95xx lan78xx genet)
+# Wired Ethernet, for NTP (S38network, S39chrony): the Pi 3 B's (smsc95xx) and 3 B+'s (lan78xx,
+# with its PHY's driver, microchip) on USB; the Pi 4's (genet, after its MDIO bus driver and its
+# PHY's, which it names only as soft dependencies). The Zero 2 W has none.
+NET_MODULES=(smsc95xx microchip lan78xx mdio-bcm-unimac broadcom genet)
 RUN_MODULES=("${BASE_MODULES[@]}" "${USB_MODULES[@]}" "${NET_MODULES[@]}" "${UPDATE_MODULES[@]}" "${CODEC_MODULES[@]%% *}")
 STAGEBOX_TOML=$WORK/stagebox.toml
 
