@@ -65,23 +65,15 @@ public final class BusConnection: @unchecked Sendable {
         do { fd = try UnixSocket.stream(nonBlocking: false) } catch {
             throw .connection("cannot make a socket to reach \(socketPath): \(error)")
         }
+        // From here every stored property is set, so a throw runs deinit, which disconnects and
+        // closes the socket. Closing it here as well closed its number twice: by then another
+        // thread may have been given that number for a file of its own.
         do { try address.connect(fd) } catch {
-            try? fd.close()
             throw .notRunning(path: socketPath, errno: error)
         }
-        let answer: ServerMessage
-        do throws(BusClientError) {
-            try startReader()
-            (answer, _) = try request(.hello(clientName: name, version: busProtocolVersion), timeoutSeconds: timeoutSeconds)
-        } catch {
-            // A failed init does not run deinit: stop the reader and close the socket here.
-            disconnect()
-            try? fd.close()
-            throw error
-        }
+        try startReader()
+        let (answer, _) = try request(.hello(clientName: name, version: busProtocolVersion), timeoutSeconds: timeoutSeconds)
         guard case let .welcome(version, rate, period, _) = answer else {
-            disconnect()
-            try? fd.close()
             throw .connection("unexpected answer to hello: \(answer)")
         }
         serverVersion = version
