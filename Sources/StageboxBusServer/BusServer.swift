@@ -61,6 +61,7 @@ public final class BusServer: @unchecked Sendable {
     private var nextSessionSerial: UInt64 = 0
     /// A copy of the client table for other threads (the console, `stagebox clients`).
     private let published = Mutex<[ClientReport]>([])
+    private let connectionCount = Atomic<Int>(0)
     private var sessions: [ClientSession] = []
     /// Clients disconnected because their shared memory was found corrupt.
     public let ringFaults = Atomic<Int>(0)
@@ -104,6 +105,9 @@ public final class BusServer: @unchecked Sendable {
     }
 
     public var clients: [ClientReport] { published.withLock { $0 } }
+    /// Open connections, whether or not they said hello: what the client limit counts. A client
+    /// whose hello was refused is one until the server has seen it close.
+    public var connections: Int { connectionCount.load(ordering: .relaxed) }
 
     // MARK: Starting and stopping
 
@@ -255,6 +259,7 @@ public final class BusServer: @unchecked Sendable {
             return
         }
         sessions.append(session)
+        connectionCount.store(sessions.count, ordering: .relaxed)
         logger.info("bus: connection from pid \(session.pid) uid \(session.uid) gid \(session.gid)")
     }
 
@@ -330,6 +335,7 @@ public final class BusServer: @unchecked Sendable {
             s.name.map { ClientReport(name: $0, pid: s.pid, ports: s.ports.values.sorted { $0.name < $1.name }) }
         }
         published.withLock { $0 = reports }
+        connectionCount.store(sessions.count, ordering: .relaxed)
     }
 
     var sessionNames: [String] { sessions.compactMap(\.name) }

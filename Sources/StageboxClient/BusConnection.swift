@@ -65,15 +65,24 @@ public final class BusConnection: @unchecked Sendable {
         do { fd = try UnixSocket.stream(nonBlocking: false) } catch {
             throw .connection("cannot make a socket to reach \(socketPath): \(error)")
         }
-        // From here every stored property is set, so a throw runs deinit, which disconnects and
-        // closes the socket. Closing it here as well closed its number twice: by then another
-        // thread may have been given that number for a file of its own.
+        // From here every stored property is set, so a throw runs deinit, which closes the socket
+        // once nothing holds the connection. Closing it here as well closed its number twice: by
+        // then another thread may have been given that number for a file of its own.
         do { try address.connect(fd) } catch {
             throw .notRunning(path: socketPath, errno: error)
         }
-        try startReader()
-        let (answer, _) = try request(.hello(clientName: name, version: busProtocolVersion), timeoutSeconds: timeoutSeconds)
+        // The reader thread holds the connection too: a way out after it started must stop it
+        // (`disconnect`), or deinit would wait for a server that may never hang up.
+        let answer: ServerMessage
+        do throws(BusClientError) {
+            try startReader()
+            (answer, _) = try request(.hello(clientName: name, version: busProtocolVersion), timeoutSeconds: timeoutSeconds)
+        } catch {
+            disconnect()
+            throw error
+        }
         guard case let .welcome(version, rate, period, _) = answer else {
+            disconnect()
             throw .connection("unexpected answer to hello: \(answer)")
         }
         serverVersion = version
