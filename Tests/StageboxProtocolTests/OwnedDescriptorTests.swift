@@ -12,7 +12,9 @@ import Musl
 /// Whether `fd` is an open descriptor of this process (fcntl fails with EBADF once closed).
 private func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) != -1 }
 
-@Suite struct OwnedDescriptorTests {
+/// Serialized, and run alone by tools/test: each test checks a number is closed, and a test
+/// running beside it may be given that number for a file of its own meanwhile (CI saw it once).
+@Suite(.serialized) struct OwnedDescriptorTests {
     @Test func itClosesWhenItGoesAway() throws {
         var owned: OwnedDescriptor? = OwnedDescriptor(try FileDescriptor.open("/dev/null", .readOnly))
         let raw = try #require(owned?.descriptor?.rawValue)
