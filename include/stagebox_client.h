@@ -109,7 +109,9 @@ int stagebox_send_int16(stagebox_port *sender, const int16_t *samples, int frame
 /* Fills frames frames; returns 1 if the bus had them all, 0 if silence filled a gap. */
 int stagebox_receive_float(stagebox_port *receiver, float *samples, int frames);
 int stagebox_receive_int16(stagebox_port *receiver, int16_t *samples, int frames);
-/* Wait for room to send, or for data to receive; 1 when ready, 0 on timeout. */
+/* Wait for room to send, or for data to receive; 1 when ready, 0 on timeout. While
+ * stagebox_wait_data waits, the bus wakes the program once the frames are there, not every
+ * period: receiving 20 ms at a time costs a wakeup every 20 ms. */
 int stagebox_wait_space(stagebox_port *sender, int frames, int timeout_ms);
 int stagebox_wait_data(stagebox_port *receiver, int frames, int timeout_ms);
 /* Waits until the bus has taken everything sent (or the timeout); 1 when drained. */

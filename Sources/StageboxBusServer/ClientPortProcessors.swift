@@ -84,7 +84,8 @@ final class ClientSenderProcessor: PortProcessor, @unchecked Sendable {
 }
 
 /// A client's receiver on the audio thread: puts the period's mix in the client's ring with its
-/// timestamp and wakes the client. A full ring drops its oldest frames (an overrun).
+/// timestamp and wakes the client, when it waits for no more than is there (a client that
+/// takes 20 ms at a time is woken every 20 ms). A full ring drops its oldest frames (an overrun).
 final class ClientReceiverProcessor: PortProcessor, @unchecked Sendable {
     // @unchecked: immutable references; the ring's producer state is the audio thread's alone.
     let ring: SharedRing
@@ -101,7 +102,7 @@ final class ClientReceiverProcessor: PortProcessor, @unchecked Sendable {
         ring.stamp(cycle)
         if counters.faulted(ring) { return }
         ring.write(planar: { UnsafePointer(buffer.channel($0)) }, frames: frames, timestamp: ring.timestamp(cycle))
-        wake.signal()
+        if ring.consumerWantsWakeup { wake.signal() }
     }
 }
 
@@ -147,6 +148,6 @@ final class ClientSeparateReceiverProcessor: SeparateInputsProcessor, @unchecked
             }
         }
         ring.write(wide, frames: frames, timestamp: ring.timestamp(cycle))
-        wake.signal()
+        if ring.consumerWantsWakeup { wake.signal() }
     }
 }

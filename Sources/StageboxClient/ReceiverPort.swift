@@ -189,6 +189,10 @@ public final class ReceiverPort {
         if ring.available + Int(Double(fifoFrames) / adapter.nominalRatio) < need {
             drift.noteBusWait(at: monotonicNanoseconds())
         }
+        // Woken once what is missing has come, not every period; a program that polls the
+        // wakeup descriptor itself is woken every period again afterwards.
+        ring.setWakeThreshold(need - Int(Double(fifoFrames) / adapter.nominalRatio))
+        defer { ring.setWakeThreshold(0) }
         while ring.available + Int(Double(fifoFrames) / adapter.nominalRatio) < need {
             let left = deadline - monotonicSeconds()
             if left <= 0 { return false }

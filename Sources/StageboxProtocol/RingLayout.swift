@@ -19,6 +19,8 @@ enum RingLayout {
     static let startThreshold = 224
     /// The server: seqlock generation of the source-name table.
     static let namesGeneration = 232
+    /// A consumer client while it waits: wake it once this many frames wait (0 = every write).
+    static let wakeThreshold = 240
     /// The producer: 64 slots of (ring position, codec frame, host nanoseconds).
     static let timestamps = 256
     static let timestampSlots = 64

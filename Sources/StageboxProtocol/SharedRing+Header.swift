@@ -29,6 +29,31 @@ extension SharedRing {
         set { targetFillFrames.store(UInt64(max(0, min(newValue, capacity))), ordering: .relaxed) }
     }
 
+    // MARK: When a waiting consumer wants its wakeup
+
+    /// Consumer: while it waits, asks to be woken only once `frames` frames wait, not after
+    /// every write (0, the default, is every write). A program that takes 20 ms at a time then
+    /// wakes every 20 ms, not every period. Set before checking the ring and sleeping; set 0
+    /// again when done waiting, for whoever polls the wakeup descriptor directly.
+    public func setWakeThreshold(_ frames: Int) {
+        wakeThresholdFrames.store(UInt64(max(0, frames)), ordering: .relaxed)
+        // The threshold is visible before this side reads the write position (store-load),
+        // the mirror of the fence in `consumerWantsWakeup`: of a producer that wrote and a
+        // consumer about to sleep, at least one sees the other's store, so no wakeup is lost.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+    }
+
+    /// Producer, after a write: whether the consumer wants its wakeup now. The threshold is
+    /// read as at most half the ring, whatever the header holds, so a consumer is always woken
+    /// before the ring overflows. The frames waiting are counted from the last read position
+    /// this side saw, which may only overstate them: an early wakeup, never a lost one.
+    @inline(__always)
+    public var consumerWantsWakeup: Bool {
+        atomicMemoryFence(ordering: .sequentiallyConsistent) // the write position before the threshold
+        let wanted = min(wakeThresholdFrames.load(ordering: .relaxed), UInt64(capacity / 2))
+        return produced &- lastReadSeen >= wanted
+    }
+
     // MARK: The codec clock, which the server sets every period
 
     /// Server: where the period being processed sits on the codec clock (a seqlock).

@@ -48,6 +48,7 @@ public final class SharedRing: @unchecked Sendable {
     let timestampWrites: UnsafeAtomic<UInt64>
     let startThresholdFrames: UnsafeAtomic<UInt64>
     let namesGeneration: UnsafeAtomic<UInt64>
+    let wakeThresholdFrames: UnsafeAtomic<UInt64>
     let clockGeneration: UnsafeAtomic<UInt64>
     let clockFrame: UnsafeAtomic<UInt64>
     let clockNanos: UnsafeAtomic<UInt64>
@@ -166,6 +167,7 @@ public final class SharedRing: @unchecked Sendable {
         timestampWrites = atomic(RingLayout.timestampWrites)
         startThresholdFrames = atomic(RingLayout.startThreshold)
         namesGeneration = atomic(RingLayout.namesGeneration)
+        wakeThresholdFrames = atomic(RingLayout.wakeThreshold)
         clockGeneration = atomic(RingLayout.clockGeneration)
         clockFrame = atomic(RingLayout.clockFrame)
         clockNanos = atomic(RingLayout.clockNanos)

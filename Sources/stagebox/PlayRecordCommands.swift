@@ -113,7 +113,8 @@ struct RecordCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let limit = seconds.map { Int($0 * Double(client.sampleRate)) }
-        let block = client.period
+        // 20 ms at a time (or a period, if longer): a file has no use for a wakeup every period.
+        let block = max(client.period, client.sampleRate / 50)
         var samples = [Float](repeating: 0, count: block * channels)
         var recorded = 0
         while !StopSignals.stopRequested && recorded < (limit ?? Int.max) {

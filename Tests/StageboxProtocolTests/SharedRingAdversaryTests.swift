@@ -36,7 +36,7 @@ func adversarialWord(_ rng: inout SeededGenerator, near honest: UInt64) -> UInt6
 }
 
 /// The header's words a client can write, by offset (see RingLayout).
-let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 256, 264, 272, 1000, 1792, 1800, 1808, 1816, 1824, 0, 4, 8]
+let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 240, 256, 264, 272, 1000, 1792, 1800, 1808, 1816, 1824, 0, 4, 8]
 
 @Suite struct SharedRingAdversaryTests {
     /// The server's view and a client's view of one ring; the client's mapping is raw memory.
@@ -125,12 +125,14 @@ let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 256, 264, 272, 1000, 1
         defer { block.deallocate() }
         block.update(repeating: -0.5, count: 2 * 1024)
         for _ in 0..<25_000 {
-            switch rng.next() % 3 {
+            switch rng.next() % 4 {
             case 0: pair.poke(128, adversarialWord(&rng, near: pair.peek(128)))
             case 1: pair.poke(64, adversarialWord(&rng, near: pair.peek(64)))
+            case 2: pair.poke(240, adversarialWord(&rng, near: pair.peek(240))) // the wake threshold
             default: _ = pair.client.read(into: block, frames: 1 + Int(rng.next() % 200))
             }
             pair.server.write(block, frames: 64, timestamp: .init(ringPosition: 0, codecFrame: 1, hostNanos: 2))
+            _ = pair.server.consumerWantsWakeup
             pair.server.setClock(codecFrame: 5, hostNanos: 6)
             pair.server.setSourceNames(["a.out", "b.out"])
             if pair.server.fault != nil {
