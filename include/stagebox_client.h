@@ -119,8 +119,10 @@ int stagebox_drain(stagebox_port *sender, int timeout_ms);
 
 /* Waiting in a poll loop of the program's own, beside its other descriptors: the bus signals
  * the port's descriptor (readable, POLLIN) after every period in which it took from a sender or
- * delivered to a receiver. stagebox_port_take_wakeups clears it; a program that sends or receives
- * when woken there is paced by the bus (its clock is the bus's, as with the wait calls). */
+ * delivered to a receiver (while stagebox_wait_data waits on a receiver, only once its frames
+ * are there: use one way of waiting per port, from one thread). stagebox_port_take_wakeups
+ * clears it; a program that sends or receives when woken there is paced by the bus (its clock
+ * is the bus's, as with the wait calls). */
 int stagebox_port_descriptor(const stagebox_port *port);
 void stagebox_port_take_wakeups(stagebox_port *port);
 /* Frames between the program and the bus, in the program's frames at its own rate: for a sender,

@@ -72,7 +72,8 @@ public final class BusConnection: @unchecked Sendable {
             throw .notRunning(path: socketPath, errno: error)
         }
         // The reader thread holds the connection too: a way out after it started must stop it
-        // (`disconnect`), or deinit would wait for a server that may never hang up.
+        // (`disconnect`), or deinit would not run, and the socket and the thread would stay
+        // until the server hung up.
         let answer: ServerMessage
         do throws(BusClientError) {
             try startReader()

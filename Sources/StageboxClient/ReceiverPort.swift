@@ -65,7 +65,9 @@ public final class ReceiverPort {
     /// frames (the ring's, converted, and what the converter has ready).
     public var pendingFrames: Int { Int((Double(ring.available) * adapter.ratio).rounded(.down)) + fifoFrames }
 
-    /// The descriptor the bus signals after every period it has delivered (see `SenderPort`).
+    /// The descriptor the bus signals after every period it has delivered (see `SenderPort`),
+    /// except while `waitForData` waits on this port: then once the frames it waits for are
+    /// there. Like the rest of a port, for one thread at a time.
     public var wakeupDescriptor: Int32 { wake.descriptor }
 
     /// Takes the pending wakeups; a program that receives when woken is paced by the bus.

@@ -5,7 +5,8 @@ import Testing
 /// `stagebox record` takes 20 ms at a time and asks the bus to wake it only once they are
 /// there: at a 64-frame period it sleeps through most periods instead of waking for each.
 @Suite struct RecordWakeupTests {
-    /// Context switches of all of a process's threads so far: each is a wait that slept.
+    /// Context switches of all of a process's threads so far: its waits that slept, and the
+    /// times it was preempted.
     private func switches(_ pid: Int32) -> Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return tasks.reduce(0) { sum, task in
