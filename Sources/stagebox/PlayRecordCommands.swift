@@ -99,12 +99,14 @@ struct RecordCommand: ParsableCommand {
         StopSignals.install()
         let client = try bus.connect(as: clientName)
         defer { client.close() }
+        // The source first: a record that cannot start leaves no empty file behind, and the port
+        // is made only once there is something to hear (a port made earlier would fill its ring
+        // with silence while waiting, and the take would start with it).
+        if let from { try waitForPort(from, on: client, seconds: wait, command: "record") }
         let receiver = try busRequest { () throws(BusClientError) in
             try client.addReceiver(name: portName, title: file, channels: channels)
         }
-        // The source first: a record that cannot start leaves no empty file behind.
         if let from {
-            try waitForPort(from, on: client, seconds: wait, command: "record")
             try busRequest { () throws(BusClientError) in try client.connect(from: from, to: receiver.name) }
         }
         let writer: AudioFileWriter
