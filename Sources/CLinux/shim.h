@@ -110,10 +110,17 @@ static inline int stagebox_wakeup_send(int fd) {
     return send(fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 
-/* Takes one pending wakeup byte, never waiting; 1 when there was one. */
-static inline int stagebox_wakeup_take(int fd) {
+/* Takes up to 16 pending wakeup bytes in one call, never waiting; how many (0 when none).
+   recvmmsg through syscall(2): glibc declares it only under _GNU_SOURCE. The struct is
+   struct mmsghdr's layout; every message shares one byte, whose value nobody reads. */
+static inline int stagebox_wakeup_take_many(int fd) {
     char byte;
-    return recv(fd, &byte, 1, MSG_DONTWAIT) >= 0 ? 1 : 0;
+    struct iovec iov = { &byte, 1 };
+    struct { struct msghdr hdr; unsigned int len; } msgs[16];
+    memset(msgs, 0, sizeof msgs);
+    for (int i = 0; i < 16; i++) { msgs[i].hdr.msg_iov = &iov; msgs[i].hdr.msg_iovlen = 1; }
+    long n = syscall(SYS_recvmmsg, fd, msgs, 16, MSG_DONTWAIT, (void *)0);
+    return n > 0 ? (int)n : 0;
 }
 
 /* The peer's credentials of a connected Unix socket. */
