@@ -84,13 +84,11 @@ public final class Appliance: Sendable {
         health = Self.startHealth(configuration.health, files: options.systemFiles, clock: clock, logger: logger)
         lifecycle = Self.startLifecycle(configuration.lifecycle, control: control, engine: engine,
                                         watchdog: watchdog, server: server, logger: logger)
-        // A trigger fired (a button, the console, a client) wants the codec: it resumes.
+        // A trigger fired (a button, the console, a client) wants the codec: it resumes (and
+        // resume wakes the control thread, which acts on it).
         let lifecycle = self.lifecycle
         let control = self.control
-        triggers.onChange { _, _ in
-            lifecycle.resume()
-            control.wakeControl()
-        }
+        triggers.onChange { _, _ in lifecycle.resume() }
         // A port or connection that came or went (a client): the control thread syncs the
         // recorder's taps and the lifecycle's use now, not at its next idle tick.
         engine.onChange { _ in control.wakeControl() }

@@ -154,7 +154,7 @@ public final class ClockKeeper: Sendable {
     /// Whether the wall clock can be trusted: NTP has set it (the kernel's clock is in sync),
     /// or an RTC set it at boot (the kernel's, or `[clock] rtc` read at start).
     public var isTrusted: Bool {
-        if Self.kernelSaysSynchronized() { ntpSeen.store(true, ordering: .relaxed) }
+        _ = readNTPState() // latches a synchronised clock, as the health thread's reads do
         return ntpSeen.load(ordering: .relaxed) || rtcConfirmed || rtcSetTheClock
     }
 

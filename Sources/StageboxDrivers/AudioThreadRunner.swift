@@ -51,9 +51,12 @@ public enum AudioThreadRunner {
         return box.result!
     }
 
-    /// Sleeps `nanos`, or until `wakeup` is signalled.
-    public static func pause(_ nanos: Int64, wakeup: Wakeup?) {
-        if let wakeup { _ = wakeup.wait(timeoutNanos: nanos) } else { usleep(UInt32(nanos / 1000)) }
+    /// Sleeps `nanos`, or until `wakeup` is signalled; says whether it was.
+    @discardableResult
+    public static func pause(_ nanos: Int64, wakeup: Wakeup?) -> Bool {
+        if let wakeup { return wakeup.wait(timeoutNanos: nanos) }
+        usleep(UInt32(nanos / 1000))
+        return false
     }
 }
 

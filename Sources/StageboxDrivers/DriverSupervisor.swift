@@ -178,11 +178,7 @@ public final class DriverSupervisor {
             let left = end - monotonicNanoseconds()
             guard left > 0 else { return }
             let nanos = min(left, busy ? AudioThreadRunner.busyTickNanos : idleTickNanos)
-            if let wakeup {
-                if wakeup.wait(timeoutNanos: nanos) && endsOnWakeup { break }
-            } else {
-                usleep(UInt32(nanos / 1000))
-            }
+            if AudioThreadRunner.pause(nanos, wakeup: wakeup) && endsOnWakeup { break }
         }
         _ = tick()
     }
