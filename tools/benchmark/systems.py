@@ -83,6 +83,8 @@ rt_priority = 70
 
 [bus]
 socket = "{socket}"
+# (d)'s 32 clients and the bench's own `stagebox ports` and `connect`: more than the default 32.
+max_clients = 64
 
 [lifecycle]
 suspend_after = 0
