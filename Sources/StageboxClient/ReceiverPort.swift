@@ -105,7 +105,8 @@ public final class ReceiverPort {
             if !got { complete = false; break }
             var used = 0
             // Bounded: every pass uses input or produces output, or the loop ends.
-            for _ in 0..<(period + 8) where used < period {
+            for _ in 0..<(period + 8) {
+                if used >= period { break }
                 let room = fifo.count / channels - fifoFrames
                 let (u, n) = busBlock.withUnsafeBufferPointer { input in
                     fifo.withUnsafeMutableBufferPointer { out in

@@ -41,7 +41,7 @@ struct PlayCommand: ParsableCommand {
             try waitForPort(to, on: client, seconds: wait, command: "play")
             try busRequest { () throws(BusClientError) in try client.connect(from: sender.name, to: to) }
             // A new connection fades in over one period: start the file once it has.
-            for _ in 0..<100 where !sender.isConnected { usleep(10_000) }
+            for _ in 0..<100 { if sender.isConnected { break }; usleep(10_000) }
             usleep(UInt32(4 * client.period * 1_000_000 / max(1, client.sampleRate)) + 5000)
         }
         let block = 1024
