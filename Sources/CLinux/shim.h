@@ -221,6 +221,16 @@ static inline int stagebox_name_thread(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
 
+/* Asks the kernel for no transparent huge pages in this process (inherited by its children).
+   Where THP is "always" (Debian's arm64 kernel), the first touch of a thread's malloc arena or
+   stack can take a whole 2 MiB page for a few KiB of use: a client of 9.7 MiB became 11.7. */
+#ifndef PR_SET_THP_DISABLE
+#define PR_SET_THP_DISABLE 41 /* Linux 3.15 */
+#endif
+static inline int stagebox_refuse_huge_pages(void) {
+    return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+}
+
 /* The limits and calls of the audio thread's scheduling fallback (RLIMIT_* and PRIO_* are enum
    constants of their own types in glibc's headers and plain macros in musl's). A limit of
    RLIM_INFINITY reads as -1. */

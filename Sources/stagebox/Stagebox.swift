@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import StageboxLogging
+import StageboxSystem
 
 /// `stagebox`: the firmware's one binary.
 @main
@@ -13,6 +14,12 @@ struct Stagebox: ParsableCommand {
                       PlayCommand.self, RecordCommand.self, NoiseCommand.self, PortsCommand.self,
                       ConnectCommand.self, DisconnectCommand.self, MuteCommand.self, UnmuteCommand.self,
                       TriggerCommand.self, ConsoleCommand.self, UpdateCommand.self, DiagCommand.self, LatencyCommand.self])
+
+    static func main() {
+        // Before any thread or malloc arena exists (see HugePages).
+        HugePages.refuse()
+        main(nil)
+    }
 }
 
 enum StageboxVersion {
