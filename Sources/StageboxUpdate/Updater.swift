@@ -56,6 +56,8 @@ public final class Updater: Sendable {
     private struct State {
         var phase = Phase.idle
         var busy = false
+        /// The job holding `busy` is the mark-good one: short, and no reason to refuse a request.
+        var markingGood = false
         var report: SlotReport?
         var healthySince: Double?
         var markedGood = false
@@ -170,6 +172,7 @@ public final class Updater: Sendable {
             s.healthySince = since
             guard now - since >= settings.markGoodAfterSeconds, !s.busy else { return false }
             s.busy = true
+            s.markingGood = true
             return true
         }
         guard due else { return }
@@ -187,7 +190,10 @@ public final class Updater: Sendable {
                 logger.error("update: \(error)")
             }
             refreshReport()
-            state.withLock { $0.busy = false }
+            state.withLock {
+                $0.busy = false
+                $0.markingGood = false
+            }
         }
     }
 
@@ -257,7 +263,14 @@ public final class Updater: Sendable {
     // MARK: Helpers
 
     private func begin() -> Bool {
-        state.withLock { s in
+        // An install or rollback asked while the running slot is being marked good (one RAUC
+        // call, 30 s into a healthy boot) waits for that to end instead of being refused as if
+        // an update were under way. Only `tick` starts that job, and only once it has ended does
+        // it clear both flags, so the job in `job` is the mark-good one here.
+        if state.withLock({ $0.markingGood }) {
+            job.withLock { $0.take() }?.join()
+        }
+        return state.withLock { s in
             guard !s.busy else { return false }
             s.busy = true
             return true

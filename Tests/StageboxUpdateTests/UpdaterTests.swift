@@ -135,6 +135,25 @@ import Testing
         #expect(u.statusLine == "slot A, 0.1.0-1, marked good")
     }
 
+    /// A user's install that lands while the slot is being marked good (30 s into a healthy
+    /// boot) waits for it: it was refused as "an update is already under way" (found by the
+    /// x86-update VM scenario on a slow run).
+    @Test func anInstallDuringMarkGoodWaitsForIt() throws {
+        let rauc = try RaucStandIn()
+        defer { rauc.scratch.remove() }
+        let u = updater(rauc, markGoodAfter: 0)
+        let file = try bundle(rauc)
+        u.tick(healthy: true, now: 1) // starts marking good: the stand-in runs for a while
+        #expect(u.install(file, force: false) == "installing \(file) into the other slot; `update` shows the progress")
+        #expect(settled(u))
+        u.stop()
+        #expect(u.phase == Updater.Phase.installed(version: "0.1.0-2"))
+        let calls = rauc.calls
+        let marked = try #require(calls.firstIndex(of: "status mark-good"))
+        let installed = try #require(calls.firstIndex { $0.hasPrefix("install") })
+        #expect(marked < installed, "\(calls)")
+    }
+
     @Test func markingTheSlotOnTrialGoodEndsItsTrial() throws {
         let rauc = try RaucStandIn(booted: "B")
         defer { rauc.scratch.remove() }
