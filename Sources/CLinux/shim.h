@@ -231,6 +231,19 @@ static inline int stagebox_refuse_huge_pages(void) {
     return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 }
 
+/* The simulated board's one wait, the audio thread's: clock_nanosleep to an absolute monotonic
+   deadline as the bare system call. glibc's wrapper makes it a cancellation point, which costs two
+   atomic updates of the thread's cancel state a period for a thread nobody cancels. Returns 0 or
+   the error (EINTR: a signal came first). 32-bit targets keep the wrapper (their time64 call). */
+static inline int stagebox_sleep_until(int64_t deadline_ns) {
+    struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000), .tv_nsec = (long)(deadline_ns % 1000000000) };
+#if __SIZEOF_POINTER__ == 8 && defined(SYS_clock_nanosleep)
+    return syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == 0 ? 0 : errno;
+#else
+    return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+#endif
+}
+
 /* The limits and calls of the audio thread's scheduling fallback (RLIMIT_* and PRIO_* are enum
    constants of their own types in glibc's headers and plain macros in musl's). A limit of
    RLIM_INFINITY reads as -1. */

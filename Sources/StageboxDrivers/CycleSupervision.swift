@@ -41,15 +41,18 @@ struct CycleSupervision {
         if due > 0 && due <= now { stats.recordWakeupLateness(nanos: Int(now - due)) }
     }
 
-    /// One period processed, started at `t0`.
-    @inline(__always)
-    mutating func cycleDone(frames: Int, startedAt t0: Int64) {
+    /// One period processed, started at `t0`. Returns the time it ended (a loop that paces
+    /// itself starts its next wait from it, with no other look at the clock).
+    @inline(__always) @discardableResult
+    mutating func cycleDone(frames: Int, startedAt t0: Int64) -> Int64 {
         if awaitingFirstPeriod {
             awaitingFirstPeriod = false
             control.firstPeriodAt.store(t0, ordering: .relaxed)
         }
         control.framesProcessed.add(frames, ordering: .relaxed)
-        control.statistics.recordCycle(nanos: Int(monotonicNanoseconds() - t0))
+        let end = monotonicNanoseconds()
+        control.statistics.recordCycle(nanos: Int(end - t0))
+        return end
     }
 
     /// An xrun of one stream.

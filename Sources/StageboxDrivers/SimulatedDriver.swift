@@ -83,6 +83,10 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
     public func close() {}
 
     /// Audio thread: processes one period per period of the simulated codec's clock until stopped.
+    ///
+    /// The position and the timing live in locals while the loop runs: a class's stored
+    /// properties are checked for exclusive access at run time on every touch, a local's when
+    /// it compiles. Each period reads the clock twice: on waking, and when its work is done.
     public func run() -> DriverError? {
         let rate = Int64(engine.settings.sampleRate)
         let stats = control.statistics
@@ -90,13 +94,20 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
         defer { stats.audioThread.store(0, ordering: .relaxed) }
         let start = monotonicNanoseconds()
         let first = position
+        var position = self.position
+        var timing = self.timing
+        defer {
+            self.position = position
+            self.timing = timing
+        }
+        let period = self.period
         let nanosPerFrame = 1e9 / Double(rate) / speed
         timing.restart()
         engine.outputFade.fadeInFromSilence() // every start and resume fades the outputs in
+        var now = start
         while !control.shouldStop() {
             // The period boundary on the simulated codec's clock.
             let deadline = start + Int64(Double(position - first + Int64(period)) * nanosPerFrame)
-            var now = monotonicNanoseconds()
             if deadline > now {
                 sleepUntil(monotonicNanos: deadline)
                 now = monotonicNanoseconds()
@@ -105,7 +116,7 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
             let t0 = now
             let cycle = CycleInfo(framePosition: position, hostTimeNanos: t0, sampleRate: Int(rate), startNanos: t0)
             if let history = loopHistory, let delay = loopDelay {
-                hearLoop(history, delay: delay)
+                hearLoop(history, delay: delay, position: position)
             } else {
                 input.process(inputBuffer, frames: period, cycle: cycle)
                 for c in 0..<engine.captureBuffer.channels {
@@ -113,17 +124,17 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
                 }
             }
             engine.process(frames: period, cycle: cycle)
-            if let history = loopHistory { keepForLoop(history) }
+            if let history = loopHistory { keepForLoop(history, position: position) }
             recorder?.push(engine.playbackBuffer, frames: period)
             position += Int64(period)
-            timing.cycleDone(frames: period, startedAt: t0)
+            now = timing.cycleDone(frames: period, startedAt: t0)
         }
         return nil
     }
 
     /// Audio thread: input c hears output c (inputs beyond the outputs hear the last one)
     /// `delay` frames after it was played.
-    private func hearLoop(_ history: UnsafeMutablePointer<Float>, delay: Int) {
+    private func hearLoop(_ history: UnsafeMutablePointer<Float>, delay: Int, position: Int64) {
         let outputs = engine.settings.outputs
         for c in 0..<engine.captureBuffer.channels {
             guard outputs > 0 else { engine.captureBuffer.channel(c).update(repeating: 0, count: period); continue }
@@ -137,7 +148,7 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
     }
 
     /// Audio thread: keeps this period's outputs for the loop.
-    private func keepForLoop(_ history: UnsafeMutablePointer<Float>) {
+    private func keepForLoop(_ history: UnsafeMutablePointer<Float>, position: Int64) {
         for c in 0..<engine.settings.outputs {
             let source = engine.playbackBuffer.channel(c)
             let destination = history + c * loopLength

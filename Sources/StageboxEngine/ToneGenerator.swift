@@ -16,16 +16,17 @@ public enum ToneSignal: String, Sendable, CaseIterable {
 public final class ToneGenerator: PortProcessor, @unchecked Sendable {
     private let signal: ToneSignal
     private let amplitude: Float
-    private let phaseStep: Double
     private let stepCos: Double
     private let stepSin: Double
-    private var phase: Double = 0
+    /// The sine's phasor (cos, sin of its phase), carried from period to period.
+    private var re: Double = 1
+    private var im: Double = 0
     private var noiseState: UInt32 = 0x9E37_79B9
 
     public init(signal: ToneSignal, frequency: Double, levelDB: Double, sampleRate: Int) {
         self.signal = signal
         self.amplitude = Float(pow(10, levelDB / 20))
-        self.phaseStep = 2 * Double.pi * frequency / Double(sampleRate)
+        let phaseStep = 2 * Double.pi * frequency / Double(sampleRate)
         stepCos = cos(phaseStep)
         stepSin = sin(phaseStep)
     }
@@ -39,14 +40,18 @@ public final class ToneGenerator: PortProcessor, @unchecked Sendable {
         case .silence:
             out.update(repeating: 0, count: frames)
         case .sine:
-            // A rotating phasor: four multiplications a sample instead of a sine. It starts
-            // from the phase counter every period, so the phasor's rounding cannot build up.
-            var re = cos(phase), im = sin(phase)
+            // A rotating phasor: four multiplications a sample instead of a sine, and no call
+            // into libm at all (a cold sine costs the simulated board more than its period's
+            // work). Set back to length 1 every period, its rounding cannot build up in level;
+            // in phase it drifts by about 1e-16 rad a sample, a random walk: microradians a year.
+            var re = self.re, im = self.im
             for i in 0..<frames {
                 out[i] = amplitude * Float(im)
                 (re, im) = (re * stepCos - im * stepSin, im * stepCos + re * stepSin)
             }
-            phase = (phase + Double(frames) * phaseStep).truncatingRemainder(dividingBy: 2 * Double.pi)
+            let length = (re * re + im * im).squareRoot()
+            self.re = re / length
+            self.im = im / length
         case .noise:
             for i in 0..<frames {
                 // xorshift32: cheap, allocation-free and the same on every run.

@@ -1,3 +1,5 @@
+import CLinux
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -22,10 +24,10 @@ public func nanoseconds(_ ts: timespec) -> Int64 {
 /// Sleeps until the monotonic clock reaches `deadline` (nanoseconds). This is the one wait of
 /// the timer-paced loops (the simulated board, and devices that do not pace themselves),
 /// the counterpart of poll() on a sound card: an absolute deadline, so no drift accumulates.
+/// The bare system call (`stagebox_sleep_until`): not glibc's wrapper, a cancellation point.
 @inline(__always)
 public func sleepUntil(monotonicNanos deadline: Int64) {
-    var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-    // clock_nanosleep returns its error instead of setting errno, and this runs on the audio
+    // The error comes back as the result, not through errno, and this runs on the audio
     // thread: the loop stays here, bare, rather than in a shared helper.
-    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+    while stagebox_sleep_until(deadline) == EINTR {}
 }
