@@ -23,7 +23,6 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
     public let control: DriverControl
     public let realtimePriority: Int
     private let input: ToneGenerator
-    private let inputBuffer: AudioBuffer
     /// Playback on its way to the output file, if there is one.
     private let recorder: PlaybackRecorder?
     /// How many times faster than real time the simulated codec clock runs (1 = real time).
@@ -51,7 +50,6 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
         self.realtimePriority = realtimePriority
         let rate = engine.settings.sampleRate
         input = ToneGenerator(signal: inputSignal, frequency: inputFrequency, levelDB: inputLevelDB, sampleRate: rate)
-        inputBuffer = AudioBuffer(channels: 1, capacity: period)
         recorder = output.map { PlaybackRecorder(writer: $0, channels: engine.settings.outputs, period: period) }
         timing = CycleSupervision(control: control, periodNanos: Int64(Double(period * 1_000_000_000 / rate) / self.speed))
         // A capture can only hear what was played before its period began: at least a period.
@@ -118,10 +116,7 @@ public final class SimulatedDriver: AudioDriver, @unchecked Sendable {
             if let history = loopHistory, let delay = loopDelay {
                 hearLoop(history, delay: delay, position: position)
             } else {
-                input.process(inputBuffer, frames: period, cycle: cycle)
-                for c in 0..<engine.captureBuffer.channels {
-                    engine.captureBuffer.channel(c).update(from: inputBuffer.channel(0), count: period)
-                }
+                input.process(engine.captureBuffer, frames: period, cycle: cycle) // every input the same
             }
             engine.process(frames: period, cycle: cycle)
             if let history = loopHistory { keepForLoop(history, position: position) }
