@@ -40,6 +40,8 @@ def arguments():
     p.add_argument("--no-callgrind", action="store_true")
     p.add_argument("--out", required=True)
     p.add_argument("--bin", required=True, help="the folder with stagebox, sine_sender, gain_filter, jack_bench_client")
+    p.add_argument("--stagebox", help="the stagebox binary to measure (server and `record` clients; default: "
+                                      "--bin's); tools/bench gives the card's, tools/build-static's")
     return p.parse_args()
 
 
@@ -193,6 +195,8 @@ def main():
     args = arguments()
     os.makedirs(args.out, exist_ok=True)
     b = {n: os.path.join(args.bin, n) for n in ("stagebox", "sine_sender", "gain_filter", "jack_bench_client")}
+    if args.stagebox:
+        b["stagebox"] = args.stagebox
     chosen = make_systems(args.systems.split(","), b)
     periods = [int(p) for p in args.periods.split(",")]
     workloads = args.workloads.split(",")
@@ -220,7 +224,8 @@ def main():
                     print(f"bench: round {round_ + 1}, {period} frames, ({w}), {s.name}: {status}", file=sys.stderr)
     out = [f"Stagebox side by side, 48 kHz, 2 periods, {args.rounds} rounds interleaved, "
            f"{args.seconds:g} s measured per cell; medians; CPU in % of one core per second of audio.",
-           "Workloads: " + "; ".join(f"({w}) {WORKLOADS[w][1]}" for w in workloads), "",
+           "Workloads: " + "; ".join(f"({w}) {WORKLOADS[w][1]}" for w in workloads),
+           f"stagebox: {b['stagebox']}", "",
            table(results, names, periods, workloads), "", thread_table(results, periods)]
     start = cold_start(b["stagebox"])
     out += ["", f"cold start: exec to first period {start['first_period_ms']:.1f} ms (median of {start['runs']}), "
