@@ -21,6 +21,12 @@ public struct HealthReader: Sendable {
     /// Whether NTP disciplines the clock (not a file: the kernel's clock state); nil leaves it
     /// out of the reading.
     let clockSynchronized: @Sendable () -> Bool?
+    /// Where the under-voltage alarm and the SoC's zone were found: looking costs a folder
+    /// listing and a file a device, every second, for devices a board has from boot. Looked
+    /// for again after `discoveryIntervalNanos`, or at once when a found file stops reading.
+    private var found: FoundFiles?
+    private var foundAt: Int64 = 0
+    public var discoveryIntervalNanos: Int64 = 60_000_000_000
 
     public init(files: SystemFiles, ownPid: Int = Int(getpid()), clockSynchronized: @escaping @Sendable () -> Bool? = { nil }) {
         self.files = files
@@ -38,10 +44,11 @@ public struct HealthReader: Sendable {
     public mutating func read(now: Int64) -> HealthReading {
         var reading = HealthReading()
         reading.throttle = files.sys(Self.throttledFile).flatMap(ThrottleFlags.init(text:))
-        for hwmon in files.sysNames(in: "class/hwmon") where files.sys("class/hwmon/\(hwmon)/name") == Self.piVoltageMonitor {
-            reading.underVoltageAlarm = files.sys("class/hwmon/\(hwmon)/in0_lcrit_alarm").flatMap(Int.init).map { $0 != 0 }
+        if found == nil || now - foundAt >= discoveryIntervalNanos { discover(now: now) }
+        if !readFound(into: &reading) {
+            discover(now: now) // a device went (a module unloaded): look again, read again
+            _ = readFound(into: &reading)
         }
-        (reading.temperature, reading.temperatureZone) = socTemperature()
         let cpufreq = "devices/system/cpu/cpu0/cpufreq"
         reading.frequencyMHz = files.sys("\(cpufreq)/scaling_cur_freq").flatMap(Int.init).map { $0 / 1000 }
         reading.maxFrequencyMHz = files.sys("\(cpufreq)/cpuinfo_max_freq").flatMap(Int.init).map { $0 / 1000 }
@@ -52,27 +59,65 @@ public struct HealthReader: Sendable {
         return reading
     }
 
-    /// The SoC's zone: the first whose type names the CPU or SoC (`cpu-thermal` on a Pi),
-    /// else the first zone; millidegrees in `temp`.
-    private func socTemperature() -> (Double?, String?) {
+    /// The files of the devices found: the Pi's voltage monitor's alarm, and the SoC's zone.
+    private struct FoundFiles: Sendable {
+        var voltageAlarm: String?
+        var zone: (folder: String, type: String)?
+    }
+
+    /// Looks for the devices: the hwmon device named `rpi_volt`, and the SoC's thermal zone,
+    /// the first whose type names the CPU or SoC (`cpu-thermal` on a Pi), else the first zone.
+    private mutating func discover(now: Int64) {
+        var f = FoundFiles()
+        for hwmon in files.sysNames(in: "class/hwmon") where files.sys("class/hwmon/\(hwmon)/name") == Self.piVoltageMonitor {
+            f.voltageAlarm = "class/hwmon/\(hwmon)/in0_lcrit_alarm"
+        }
         let zones = files.sysNames(in: "class/thermal").filter { $0.hasPrefix("thermal_zone") }
         let typed = zones.map { ($0, files.sys("class/thermal/\($0)/type") ?? $0) }
         let soc = typed.first { z in ["cpu", "soc", "bcm2835"].contains { z.1.lowercased().contains($0) } } ?? typed.first
-        guard let (zone, type) = soc, let milli = files.sys("class/thermal/\(zone)/temp").flatMap(Int.init) else {
-            return (nil, nil)
-        }
-        return (Double(milli) / 1000, type)
+        f.zone = soc.map { (folder: "class/thermal/\($0.0)", type: $0.1) }
+        found = f
+        foundAt = now
     }
 
-    /// The process other than stagebox that used the most CPU since the last reading.
+    /// Reads the alarm and the temperature (millidegrees in `temp`) where they were found;
+    /// false when a found file did not open (a file that opens and holds no number is a value
+    /// unknown, not a device gone).
+    private func readFound(into reading: inout HealthReading) -> Bool {
+        guard let found else { return true }
+        var present = true
+        if let alarm = found.voltageAlarm {
+            let text = files.sys(alarm)
+            present = present && text != nil
+            reading.underVoltageAlarm = text.flatMap(Int.init).map { $0 != 0 }
+        }
+        if let zone = found.zone {
+            let text = files.sys("\(zone.folder)/temp")
+            present = present && text != nil
+            if let milli = text.flatMap(Int.init) {
+                (reading.temperature, reading.temperatureZone) = (Double(milli) / 1000, zone.type)
+            }
+        }
+        return present
+    }
+
+    /// The process other than stagebox that used the most CPU since the last reading. Each
+    /// `stat` is parsed where it was read; only a new leader's name becomes a string.
     private mutating func busiestOtherProcess(now: Int64) -> BusyProcess? {
         var ticks: [Int: Int] = [:]
+        ticks.reserveCapacity(lastTicks.count)
         var best: (pid: Int, name: String, delta: Int)?
         for entry in files.procNames(in: "") {
-            guard let pid = Int(entry), pid != ownPid, let stat = files.proc("\(entry)/stat"),
-                  let (name, used) = Self.parseStat(stat) else { continue }
-            ticks[pid] = used
-            if let before = lastTicks[pid], used - before > (best?.delta ?? 0) { best = (pid, name, used - before) }
+            guard let pid = Int(entry), pid != ownPid else { continue }
+            let leader = lastTicks[pid]
+            let parsed = files.procBytes("\(entry)/stat") { bytes -> (used: Int, name: String?)? in
+                guard let stat = Self.parseStat(bytes) else { return nil }
+                let leads = leader.map { stat.ticks - $0 > (best?.delta ?? 0) } ?? false
+                return (stat.ticks, leads ? String(decoding: bytes[stat.name], as: UTF8.self) : nil)
+            }
+            guard let parsed = parsed ?? nil else { continue }
+            ticks[pid] = parsed.used
+            if let name = parsed.name, let before = leader { best = (pid, name, parsed.used - before) }
         }
         defer {
             lastTicks = ticks
@@ -88,10 +133,37 @@ public struct HealthReader: Sendable {
     /// and parentheses), then fields from the state on; user + system time are the 12th and
     /// 13th after the name. Nil for a line that is not that shape.
     static func parseStat(_ text: String) -> (name: String, ticks: Int)? {
-        guard let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close else { return nil }
-        let name = String(text[text.index(after: open)..<close])
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
-        return (name, user + system)
+        var utf8 = Array(text.utf8)
+        return utf8.withUnsafeMutableBufferPointer { buffer in
+            let bytes = UnsafeBufferPointer(buffer)
+            return parseStat(bytes).map { (String(decoding: bytes[$0.name], as: UTF8.self), $0.ticks) }
+        }
+    }
+
+    /// The same, on the bytes of the file: where the name lies, and the ticks.
+    static func parseStat(_ bytes: UnsafeBufferPointer<UInt8>) -> (name: Range<Int>, ticks: Int)? {
+        let openParen = UInt8(ascii: "("), closeParen = UInt8(ascii: ")"), space = UInt8(ascii: " ")
+        guard let open = bytes.firstIndex(of: openParen), let close = bytes.lastIndex(of: closeParen),
+              open < close else { return nil }
+        // After the name: " S ppid ..." — field k (0 = the state) starts after the (k+1)th space.
+        var field = -1, i = close + 1, user = 0, system = 0
+        while i < bytes.count, field <= 12 {
+            if bytes[i] == space {
+                field += 1
+                i += 1
+                continue
+            }
+            guard field == 11 || field == 12 else { i += 1; continue }
+            var value = 0, digits = 0
+            while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39, digits < 18 {
+                value = value * 10 + Int(bytes[i] - 0x30)
+                digits += 1
+                i += 1
+            }
+            guard digits > 0, i == bytes.count || bytes[i] == space || bytes[i] == 0x0A else { return nil }
+            if field == 11 { user = value } else { system = value }
+            if field == 12 { return (open + 1..<close, user + system) }
+        }
+        return nil
     }
 }

@@ -23,12 +23,19 @@ public struct SystemFiles: Sendable, Equatable {
     /// The start of a small file under `/proc` (up to 1 KiB: a `stat` line is about 300
     /// bytes), or nil. One open, one read, one close: the busiest process is a file per process.
     func proc(_ path: String) -> String? {
+        procBytes(path) { String(decoding: $0, as: UTF8.self) } ?? nil
+    }
+
+    /// `body` on the start of a small file under `/proc` (up to 1 KiB), as bytes that live
+    /// until it returns; nil when the file is missing or empty. Parsing the bytes where they
+    /// lie spares a string a file: the process scan reads one a process.
+    func procBytes<T>(_ path: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
         let fd = open(procfs + "/" + path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer in
             let n = read(fd, buffer.baseAddress, buffer.count)
-            return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : nil
+            return n > 0 ? body(UnsafeBufferPointer(rebasing: buffer[0..<n])) : nil
         }
     }
 

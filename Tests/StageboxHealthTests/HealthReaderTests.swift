@@ -31,6 +31,29 @@ import Testing
         #expect(reader.read(now: 1).underVoltage == true)
     }
 
+    /// The devices are looked for once a minute, not every second: one that appears later is
+    /// found at the next look; one that goes is looked for again at once.
+    @Test func devicesAreLookedForOnceAMinuteAndAgainWhenOneGoes() throws {
+        let tree = try BoardTree()
+        try tree.write("sys/class/thermal/thermal_zone0/type", "cpu-thermal")
+        try tree.write("sys/class/thermal/thermal_zone0/temp", "40000")
+        var reader = HealthReader(files: tree.files, ownPid: 1)
+        #expect(reader.read(now: 0).underVoltageAlarm == nil)
+        try tree.write("sys/class/hwmon/hwmon3/name", "rpi_volt") // a module loaded late
+        try tree.write("sys/class/hwmon/hwmon3/in0_lcrit_alarm", "1")
+        #expect(reader.read(now: 1_000_000_000).underVoltageAlarm == nil, "not looked for yet")
+        #expect(reader.read(now: 60_000_000_000).underVoltageAlarm == true, "found at the next look")
+        // The zone goes and another comes: the next reading looks again and reads the new one.
+        #expect(unlink(tree.root + "/sys/class/thermal/thermal_zone0/temp") == 0)
+        #expect(unlink(tree.root + "/sys/class/thermal/thermal_zone0/type") == 0)
+        #expect(rmdir(tree.root + "/sys/class/thermal/thermal_zone0") == 0)
+        try tree.write("sys/class/thermal/thermal_zone1/type", "cpu-thermal")
+        try tree.write("sys/class/thermal/thermal_zone1/temp", "41500")
+        let r = reader.read(now: 61_000_000_000)
+        #expect(r.temperature == 41.5 && r.temperatureZone == "cpu-thermal")
+        #expect(r.underVoltageAlarm == true)
+    }
+
     @Test func aBoardWithoutThoseFilesReadsAsNothingKnown() throws {
         let tree = try BoardTree()
         var reader = HealthReader(files: tree.files, ownPid: 1)
@@ -75,6 +98,9 @@ import Testing
         let parsed = HealthReader.parseStat("42 (a (weird) name) R 1 42 42 0 -1 0 0 0 0 0 7 3 0 0 20 0")
         #expect(parsed?.name == "a (weird) name" && parsed?.ticks == 10)
         #expect(HealthReader.parseStat("42 (short) R 1") == nil)
+        #expect(HealthReader.parseStat("42 (x) R 1 42 42 0 -1 0 0 0 0 0 -7 3 0") == nil, "a negative time")
+        #expect(HealthReader.parseStat("42 (x) R 1 42 42 0 -1 0 0 0 0 0 7 3\n")?.ticks == 10, "the line's end")
+        #expect(HealthReader.parseStat("42 (x) R 1 42 42 0 -1 0 0 0 0 0 7x 3 0") == nil)
     }
 }
 
