@@ -73,6 +73,17 @@ import Testing
         #expect(back == [top, -1, 0, -1])
     }
 
+    /// Between two steps a value goes to the nearer one, and a tie to the even one, in every
+    /// integer format (what the rounding trick must give, as rintf did).
+    @Test(arguments: [SampleFormat.s16, .s24, .s24Packed, .s32])
+    func valuesBetweenStepsRoundToNearestTiesToEven(format: SampleFormat) {
+        let step: Float = format == .s16 ? 1 / 32768 : 1 / 8_388_608
+        let steps: [Float] = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49, 0.51, -0.51, 1000.25, -1000.75]
+        let (_, back) = roundTrip(format, steps.map { $0 * step })
+        let expected: [Float] = [0, 2, 2, 0, -2, -2, 0, 1, -1, 1000, -1001]
+        #expect(back == expected.map { $0 * step })
+    }
+
     @Test func decodesWithAStride() {
         // Interleaved stereo S16: take the right channel only.
         let frames: [Int16] = [1, -1, 2, -2, 3, -3]
