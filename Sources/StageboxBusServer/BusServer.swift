@@ -122,12 +122,28 @@ public final class BusServer: @unchecked Sendable {
             throw BusServerError(path: path, what: "making a socket", errno: error)
         }
         let audioGroup = Self.groupID(named: "audio")
+        // Bound and listening under another name, then renamed: the path shows only once a
+        // client that sees it can connect (between bind and listen a connect is refused, which a
+        // script that waits for the path met on a loaded machine). A path too long for the
+        // other name is bound as it is.
+        let staging = path + ".new"
+        let stagingAddress = try? Self.address(staging)
         do throws(Errno) {
-            // Listening straight after binding: a client that sees the path can connect.
-            try address.bind(fd)
+            let bound = stagingAddress != nil ? staging : path
+            if let stagingAddress {
+                unlink(staging) // left by a server that died between bind and rename
+                try stagingAddress.bind(fd)
+            } else {
+                try address.bind(fd)
+            }
             guard listen(fd.rawValue, 16) == 0 else { throw Errno.last }
-            chmod(path, 0o660)
-            if let gid = audioGroup { chown(path, uid_t.max, gid) }
+            chmod(bound, 0o660)
+            if let gid = audioGroup { chown(bound, uid_t.max, gid) }
+            if bound != path, rename(bound, path) != 0 {
+                let error = Errno.last
+                unlink(bound)
+                throw error
+            }
         } catch {
             try? fd.close()
             throw BusServerError(path: path, what: "binding and listening", errno: error)
