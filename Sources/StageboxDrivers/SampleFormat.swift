@@ -1,3 +1,5 @@
+import StageboxEngine
+
 /// The interleaved integer and float formats a codec may use, and their conversion to and
 /// from the engine's Float32.
 ///
@@ -91,19 +93,11 @@ public enum SampleFormat: String, Sendable, CaseIterable, Codable {
             }
         case .float:
             for i in 0..<frames {
-                let clamped = Self.clamped(source[i])
+                let clamped = AudioBuffer.clamped(source[i])
                 destination.storeBytes(of: clamped.bitPattern.littleEndian, toByteOffset: i * stride,
                                        as: UInt32.self)
             }
         }
-    }
-
-    /// `x` in [-1, 1], NaN as 0: selects, which the compiler does several samples at a time.
-    @inline(__always)
-    static func clamped(_ x: Float) -> Float {
-        let number = x == x ? x : 0 // NaN, the one value unequal to itself, to silence
-        let floor = number < -1 ? -1 : number
-        return floor > 1 ? 1 : floor
     }
 
     /// `x` clamped to [-1, 1] (NaN as 0) times `scale` (at most 2^23), rounded to the nearest
@@ -112,7 +106,7 @@ public enum SampleFormat: String, Sendable, CaseIterable, Codable {
     /// nearest, ties to even), read back as the low 32 bits of its pattern.
     @inline(__always)
     static func rounded(_ x: Float, by scale: Double) -> Int32 {
-        let shifted = Double(clamped(x)) * scale + 6_755_399_441_055_744
+        let shifted = Double(AudioBuffer.clamped(x)) * scale + 6_755_399_441_055_744
         return Int32(truncatingIfNeeded: shifted.bitPattern)
     }
 }

@@ -33,15 +33,18 @@ public final class AudioBuffer: @unchecked Sendable {
     public func clamp(frames: Int) {
         for c in 0..<channels {
             let p = channel(c)
-            // Written as three selects, each a vector instruction or two (compare-and-mask, max,
-            // min): the compiler then does four or eight samples at a time.
-            for i in 0..<frames {
-                let x = p[i]
-                let number = x == x ? x : 0 // NaN, the one value unequal to itself, to silence
-                let floor = number < -1 ? -1 : number
-                p[i] = floor > 1 ? 1 : floor
-            }
+            for i in 0..<frames { p[i] = Self.clamped(p[i]) }
         }
+    }
+
+    /// `x` in [-1, 1], NaN as 0: three selects, each a vector instruction or two
+    /// (compare-and-mask, max, min), so the compiler does four or eight samples at a time.
+    /// The one clamp of a sample leaving the bus, here and in the codec's conversions.
+    @inlinable @inline(__always)
+    public static func clamped(_ x: Float) -> Float {
+        let number = x == x ? x : 0 // NaN, the one value unequal to itself, to silence
+        let floor = number < -1 ? -1 : number
+        return floor > 1 ? 1 : floor
     }
 
     /// Replaces samples that are not finite (NaN, ±infinity) with silence: what came from a
