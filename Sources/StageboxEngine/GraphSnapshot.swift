@@ -14,6 +14,17 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
         /// False for a sender that rests while no connection takes its output: nothing reads
         /// its buffer, and its meter's RMS reads silence (its peak holds what it held).
         let runs: Bool
+        /// One input that carries every channel of the port one to one at unity gain: the mix
+        /// is that input's copy, made in one pass instead of clearing, adding and (a receiver)
+        /// clamping in three. Decided off the audio thread.
+        let copiesItsInput: Bool
+
+        init(port: Port, inputs: [PortInput], runs: Bool) {
+            self.port = port
+            self.inputs = inputs
+            self.runs = runs
+            copiesItsInput = inputs.count == 1 && inputs[0].isWholeUnityCopy(into: port.descriptor.channels)
+        }
     }
 
     let nodes: [Node]
@@ -48,20 +59,29 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
             case .sender:
                 port.processor?.process(buffer, frames: frames, cycle: cycle)
             case .filter:
-                buffer.clear(frames: frames)
                 let inputs = node.inputs
-                for i in 0..<inputs.count { inputs[i].mix(into: buffer, frames: frames) }
+                if node.copiesItsInput {
+                    inputs[0].copy(into: buffer, frames: frames)
+                } else {
+                    buffer.clear(frames: frames)
+                    for i in 0..<inputs.count { inputs[i].mix(into: buffer, frames: frames) }
+                }
                 // An unconnected filter is left out of the signal path.
                 if !inputs.isEmpty { port.processor?.process(buffer, frames: frames, cycle: cycle) }
             case .receiver:
-                buffer.clear(frames: frames)
                 let inputs = node.inputs
-                for i in 0..<inputs.count { inputs[i].mix(into: buffer, frames: frames) }
+                if node.copiesItsInput {
+                    inputs[0].copyClamped(into: buffer, frames: frames)
+                } else {
+                    buffer.clear(frames: frames)
+                    for i in 0..<inputs.count { inputs[i].mix(into: buffer, frames: frames) }
+                }
             }
             port.applyMute(frames: frames)
             if port.descriptor.kind == .receiver {
-                // A receiver takes the mix as it leaves the bus: muted, then clamped.
-                buffer.clamp(frames: frames)
+                // A receiver takes the mix as it leaves the bus: muted, then clamped. A copied
+                // input was clamped as it was copied, and a mute's gain (0 to 1) keeps it so.
+                if !node.copiesItsInput { buffer.clamp(frames: frames) }
                 if let separate = port.separateInputs {
                     separate.process(inputs: node.inputs, frames: frames, cycle: cycle)
                 } else {

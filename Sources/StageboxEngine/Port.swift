@@ -49,6 +49,31 @@ public struct PortInput {
     public func mix(into destination: AudioBuffer, frames: Int) {
         route.mix(source.buffer, into: destination, frames: frames, startGain: startGain, endGain: endGain)
     }
+
+    /// Whether this input alone makes a port of `channels` channels: every channel, one to one,
+    /// at unity gain throughout the period (so the mix is a copy).
+    func isWholeUnityCopy(into channels: Int) -> Bool {
+        route.mapping == .oneToOne && route.sourceCount == channels && route.destinationCount == channels
+            && route.sourceFirst == 0 && route.destinationFirst == 0 && startGain == 1 && endGain == 1
+    }
+
+    /// Copies the source into `destination` (an input for which `isWholeUnityCopy` holds).
+    @inline(__always)
+    func copy(into destination: AudioBuffer, frames: Int) {
+        for c in 0..<destination.channels {
+            destination.channel(c).update(from: source.buffer.channel(c), count: frames)
+        }
+    }
+
+    /// Copies the source into `destination` clamped to [-1, 1], NaN as silence, in one pass (an
+    /// input for which `isWholeUnityCopy` holds, into a receiver).
+    @inline(__always)
+    func copyClamped(into destination: AudioBuffer, frames: Int) {
+        for c in 0..<destination.channels {
+            let from = source.buffer.channel(c), to = destination.channel(c)
+            for i in 0..<frames { to[i] = AudioBuffer.clamped(from[i]) }
+        }
+    }
 }
 
 /// A receiver that takes each source apart instead of their mix (Audiobus's separate streams).

@@ -88,6 +88,44 @@ import Testing
         #expect(filter.calls == 1)
     }
 
+    /// One connection that carries every channel at unity is copied, not mixed: the receiver's
+    /// clamp is made in the same pass, and must treat every value as the mix path does.
+    @Test func aReceiverFedByOneWholeConnectionClampsWhatItCopies() throws {
+        var h = EngineHarness()
+        try h.engine.connect(from: "codec.in", to: "codec.out")
+        let values: [Float] = [2, -3, .nan, .infinity, -.infinity, 0.5, -0.25, 1, -1, .greatestFiniteMagnitude]
+        for _ in 0..<2 { // the connection's first period, then the steady graph's
+            let out = h.period { c, i in c == 0 ? values[i % values.count] : -values[i % values.count] }
+            for i in 0..<64 {
+                let x = values[i % values.count]
+                #expect(out[0][i] == (x.isNaN ? 0 : min(max(x, -1), 1)), "frame \(i): \(x)")
+                #expect(out[1][i] == (x.isNaN ? 0 : min(max(-x, -1), 1)), "frame \(i): \(-x)")
+            }
+        }
+    }
+
+    /// A filter fed by one whole connection gets the copy as it is, not clamped: the clamp is
+    /// for what leaves the bus.
+    @Test func aFilterFedByOneWholeConnectionGetsItUnclamped() throws {
+        var h = EngineHarness()
+        try h.engine.addPort(PortDescriptor(name: "fx.quarter", title: "Quarter", kind: .filter, channels: 2),
+                             processor: GainFilter(0.25))
+        try h.engine.connect(from: "codec.in", to: "fx.quarter")
+        try h.engine.connect(from: "fx.quarter", to: "codec.out")
+        for _ in 0..<2 { #expect(h.period { _, _ in 2 }.allSatisfy { $0.allSatisfy { $0 == 0.5 } }) }
+    }
+
+    /// A connection that carries one channel of a two-channel port is not a whole copy: the
+    /// other channel of the receiver stays silent, period after period.
+    @Test func oneChannelOfAConnectionLeavesTheOtherSilent() throws {
+        var h = EngineHarness()
+        try h.engine.connect(from: "codec.in:2", to: "codec.out:1")
+        for _ in 0..<3 {
+            let out = h.period { c, _ in c == 0 ? 0.5 : 0.25 }
+            #expect(out[0].allSatisfy { $0 == 0.25 } && out[1].allSatisfy { $0 == 0 })
+        }
+    }
+
     @Test func anUnconnectedFilterIsNotRun() throws {
         var h = EngineHarness()
         let filter = GainFilter(0.5)
