@@ -61,6 +61,9 @@ public final class Updater: Sendable {
         var report: SlotReport?
         var healthySince: Double?
         var markedGood = false
+        /// When the tick last looked for RAUC, and what it found: once a minute, not every tick.
+        var raucLookedAt: Double?
+        var raucFound = false
     }
 
     /// - Parameters:
@@ -158,10 +161,24 @@ public final class Updater: Sendable {
 
     // MARK: The control thread's tick
 
+    /// Whether RAUC is there, looked for at most once a minute (the tick runs several times a
+    /// second, and RAUC does not come and go on a running box).
+    private func raucFound(now: Double) -> Bool {
+        if let at = state.withLock({ $0.raucLookedAt }), now - at < 60, now >= at {
+            return state.withLock { $0.raucFound }
+        }
+        let found = isAvailable
+        state.withLock {
+            $0.raucLookedAt = now
+            $0.raucFound = found
+        }
+        return found
+    }
+
     /// Called every tick with whether stagebox is healthy; once it has been for
     /// `markGoodAfterSeconds` in a row, marks the running slot good (once a boot).
     public func tick(healthy: Bool, now: Double) {
-        guard isAvailable else { return }
+        guard !state.withLock({ $0.markedGood }), raucFound(now: now) else { return }
         let due = state.withLock { s -> Bool in
             guard !s.markedGood else { return false }
             guard healthy else {

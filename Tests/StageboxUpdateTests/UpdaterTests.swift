@@ -135,6 +135,24 @@ import Testing
         #expect(u.statusLine == "slot A, 0.1.0-1, marked good")
     }
 
+    /// The tick looks for RAUC once a minute, not every tick: a box whose RAUC is missing at
+    /// first (moved away here) finds it at the next look, and marks its slot good then.
+    @Test func theTickLooksForRaucOnceAMinute() throws {
+        let rauc = try RaucStandIn()
+        defer { rauc.scratch.remove() }
+        let hidden = rauc.scratch.path("rauc.hidden")
+        #expect(rename(rauc.path, hidden) == 0)
+        let u = updater(rauc, markGoodAfter: 0)
+        u.tick(healthy: true, now: 100) // no RAUC: nothing to mark
+        #expect(rename(hidden, rauc.path) == 0)
+        u.tick(healthy: true, now: 130) // looked 30 s ago: not looked for again yet
+        u.stop()
+        #expect(rauc.calls.isEmpty)
+        u.tick(healthy: true, now: 160)
+        u.stop()
+        #expect(rauc.calls.filter { $0 == "status mark-good" }.count == 1)
+    }
+
     /// A user's install that lands while the slot is being marked good (30 s into a healthy
     /// boot) waits for it: it was refused as "an update is already under way" (found by the
     /// x86-update VM scenario on a slow run).
