@@ -202,7 +202,8 @@ public struct Console: Sendable {
             "dsp load    \(fixed(s.loadPercent, digits: 1)) % now, \(fixed(s.maxLoadPercent, digits: 1)) % max; "
                 + "cycle \(fixed(Double(s.meanCycleNanos) / 1000, digits: 1)) us mean, "
                 + "\(fixed(Double(s.p99CycleNanos) / 1000, digits: 1)) us p99, "
-                + "\(fixed(Double(s.maxCycleNanos) / 1000, digits: 1)) us max; \(s.periods) periods",
+                + "\(fixed(Double(s.maxCycleNanos) / 1000, digits: 1)) us max, "
+                + "\(s.cyclesOverQuarterPeriod) over a quarter period; \(s.periods) periods",
             "xruns       capture \(s.captureXruns), playback \(s.playbackXruns), late wakeups \(s.lateWakeups), "
                 + "poll timeouts \(s.pollTimeouts)",
             "clients     \(c.clients.count)" + (c.ringFaults > 0 ? ", \(c.ringFaults) disconnected for corrupt shared memory" : ""),

@@ -18,6 +18,9 @@ public final class AudioStatistics: Sendable {
     public let lastCycleNanos = Atomic<Int>(0)
     public let maxCycleNanos = Atomic<Int>(0)
     public let totalCycleNanos = Atomic<Int>(0)
+    /// Cycles that took more than a quarter of the period: how often, not only how bad the
+    /// worst was (one stall of the machine makes the maximum; a budget missed often is ours).
+    public let cyclesOverQuarterPeriod = Atomic<Int>(0)
     /// How late the wakeup came after the period boundary the device's timestamp reports.
     public let lastWakeupLatenessNanos = Atomic<Int>(0)
     public let maxWakeupLatenessNanos = Atomic<Int>(0)
@@ -38,6 +41,7 @@ public final class AudioStatistics: Sendable {
         lastCycleNanos.store(nanos, ordering: .relaxed)
         totalCycleNanos.add(nanos, ordering: .relaxed)
         cycleHistogram.record(nanos: nanos)
+        if nanos &* 4 > periodNanos.load(ordering: .relaxed) { cyclesOverQuarterPeriod.add(1, ordering: .relaxed) }
         if nanos > maxCycleNanos.load(ordering: .relaxed) {
             maxCycleNanos.store(nanos, ordering: .relaxed)
         }
@@ -70,6 +74,7 @@ public final class AudioStatistics: Sendable {
             medianCycleNanos: cycleHistogram.percentile(0.5),
             p99CycleNanos: cycleHistogram.percentile(0.99),
             maxCycleNanos: maxCycle,
+            cyclesOverQuarterPeriod: cyclesOverQuarterPeriod.load(ordering: .relaxed),
             lastWakeupLatenessNanos: lastWakeupLatenessNanos.load(ordering: .relaxed),
             maxWakeupLatenessNanos: maxWakeupLatenessNanos.load(ordering: .relaxed),
             loadPercent: Double(last) * 100 / Double(period),
@@ -86,6 +91,7 @@ public final class AudioStatistics: Sendable {
         lastCycleNanos.store(0, ordering: .relaxed)
         maxCycleNanos.store(0, ordering: .relaxed)
         totalCycleNanos.store(0, ordering: .relaxed)
+        cyclesOverQuarterPeriod.store(0, ordering: .relaxed)
         cycleHistogram.reset()
         lastWakeupLatenessNanos.store(0, ordering: .relaxed)
         maxWakeupLatenessNanos.store(0, ordering: .relaxed)
@@ -105,6 +111,8 @@ public struct AudioStatisticsSnapshot: Sendable, Equatable {
     public var medianCycleNanos: Int = 0
     public var p99CycleNanos: Int = 0
     public var maxCycleNanos: Int
+    /// Cycles longer than a quarter of the period, since start or the last reset.
+    public var cyclesOverQuarterPeriod: Int = 0
     public var lastWakeupLatenessNanos: Int
     public var maxWakeupLatenessNanos: Int
     /// Time spent processing the last period, in percent of the period.

@@ -283,6 +283,18 @@ import StageboxSystem
         for _ in 0..<99 { stats.recordCycle(nanos: 4000) }
         stats.recordCycle(nanos: 900_000)
         let line = stats.snapshot().summary
-        #expect(line.range(of: "cycle: mean=13.0 µs max=900.0 µs median=4.0 µs p99=4.0 µs ") != nil, "\(line)")
+        #expect(line.range(of: "cycle: mean=13.0 µs max=900.0 µs median=4.0 µs p99=4.0 µs over-quarter-period=") != nil, "\(line)")
+    }
+
+    /// How many cycles took more than a quarter of the period (here 1 ms: over 250 µs), the
+    /// figure beside the worst; a reset starts it again.
+    @Test func cyclesOverAQuarterPeriodAreCounted() {
+        let stats = AudioStatistics()
+        stats.periodNanos.store(1_000_000, ordering: .relaxed)
+        for n in [100_000, 250_000, 250_001, 900_000, 2_000_000] { stats.recordCycle(nanos: n) }
+        #expect(stats.snapshot().cyclesOverQuarterPeriod == 3)
+        #expect(stats.snapshot().summary.contains("over-quarter-period=3 "), "\(stats.snapshot().summary)")
+        stats.reset()
+        #expect(stats.snapshot().cyclesOverQuarterPeriod == 0)
     }
 }

@@ -19,6 +19,7 @@ import procstat  # noqa: E402
 import systems  # noqa: E402
 from coldstart import cold_start  # noqa: E402
 from instructions import instructions_per_period  # noqa: E402
+from stalls import line as floor_line, machine_floor  # noqa: E402
 
 WORKLOADS = {
     # name: (senders, recorders, filters, inputs-to-outputs path), what it is
@@ -111,7 +112,7 @@ def fmt(v, digits=1):
 def table(results, system_names, periods, workloads):
     lines = []
     head = (f"{'work':<5}{'period':>7}  {'system':<28}{'CPU %':>7}{'× sb':>7}{'server %':>9}{'cs/period':>10}"
-            f"{'xruns':>7}{'cycle p50':>10}{'p99':>8}{'max µs':>9}{'RSS srv':>9}{'RSS all':>9}")
+            f"{'xruns':>7}{'cycle p50':>10}{'p99':>8}{'max µs':>9}{'>¼ T':>6}{'RSS srv':>9}{'RSS all':>9}")
     lines.append(head)
     lines.append("-" * len(head))
     for w in workloads:
@@ -126,13 +127,14 @@ def table(results, system_names, periods, workloads):
                     continue
                 m = {k: median([r.get(k) for r in ok]) for k in
                      ("cpu_percent", "server_cpu_percent", "switches_per_period", "cycle_median_us", "cycle_p99_us",
-                      "cycle_max_us", "rss_server_mib", "rss_total_mib")}
+                      "cycle_max_us", "cycles_over_quarter", "rss_server_mib", "rss_total_mib")}
                 xr = max(r.get("xruns", 0) or 0 for r in ok) if any("xruns" in r for r in ok) else None
                 ratio = m["cpu_percent"] / base if base else None
                 lines.append(f"{w:<5}{period:>7}  {s:<28}{fmt(m['cpu_percent'], 2):>7}{fmt(ratio, 2):>7}"
                              f"{fmt(m['server_cpu_percent'], 2):>9}{fmt(m['switches_per_period'], 2):>10}"
                              f"{'—' if xr is None else xr:>7}{fmt(m['cycle_median_us']):>10}{fmt(m['cycle_p99_us']):>8}"
-                             f"{fmt(m['cycle_max_us']):>9}{fmt(m['rss_server_mib']):>9}{fmt(m['rss_total_mib']):>9}")
+                             f"{fmt(m['cycle_max_us']):>9}{fmt(m['cycles_over_quarter'], 0):>6}"
+                             f"{fmt(m['rss_server_mib']):>9}{fmt(m['rss_total_mib']):>9}")
     return "\n".join(lines)
 
 
@@ -227,6 +229,15 @@ def main():
            "Workloads: " + "; ".join(f"({w}) {WORKLOADS[w][1]}" for w in workloads),
            f"stagebox: {b['stagebox']}", "",
            table(results, names, periods, workloads), "", thread_table(results, periods)]
+    # What the machine itself does to a real-time thread's cycle, to read the worst cycles by:
+    # a probe that works as long as stagebox's busiest median cycle at the smallest period.
+    period = min(periods)
+    medians = [median([r.get("cycle_median_us") for r in results.get(("stagebox", period, w), [])
+                       if "error" not in r]) for w in workloads]
+    work = max([m for m in medians if m] or [50.0])
+    out += ["", "cycle: stagebox's audio thread, from its wakeup to its period done; >¼ T: cycles longer "
+                "than a quarter of the period (the worst-cycle budget)",
+            floor_line(machine_floor(period, work, args.seconds))]
     start = cold_start(b["stagebox"])
     out += ["", f"cold start: exec to first period {start['first_period_ms']:.1f} ms (median of {start['runs']}), "
                 f"RSS after 1 s {start['rss_mib']:.1f} MiB"]

@@ -138,6 +138,9 @@ directory = "{cell.workdir}"
             m = re.search(rf"cycle: .*?\b{key}=([\d.]+) µs", text)
             if m:
                 figures[f"cycle_{key}_us"] = float(m.group(1))
+        m = re.search(r"over-quarter-period=(\d+)", text)
+        if m:
+            figures["cycles_over_quarter"] = int(m.group(1))
         figures["client_underruns"] = sum(int(n) for i in range(self.senders)
                                           for n in re.findall(r"underruns (\d+)", cell.text(f"s{i}")))
         return figures
