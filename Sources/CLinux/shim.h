@@ -244,6 +244,19 @@ static inline int stagebox_sleep_until(int64_t deadline_ns) {
 #endif
 }
 
+/* The ALSA loop's one wait, for the period interrupt: poll as the bare system call, for the same
+   reason (glibc's poll is a cancellation point too). ppoll, which every 64-bit architecture has
+   (aarch64 has no poll), with no signal mask: what poll does. Returns what poll returns (-1 and
+   errno on an error); a negative timeout waits without end. 32-bit targets keep the wrapper. */
+static inline int stagebox_poll(struct pollfd *fds, unsigned long count, int timeout_ms) {
+#if __SIZEOF_POINTER__ == 8 && defined(SYS_ppoll)
+    struct timespec ts = { .tv_sec = timeout_ms / 1000, .tv_nsec = (long)(timeout_ms % 1000) * 1000000 };
+    return (int)syscall(SYS_ppoll, fds, count, timeout_ms < 0 ? NULL : &ts, NULL, (size_t)0);
+#else
+    return poll(fds, (nfds_t)count, timeout_ms);
+#endif
+}
+
 /* The limits and calls of the audio thread's scheduling fallback (RLIMIT_* and PRIO_* are enum
    constants of their own types in glibc's headers and plain macros in musl's). A limit of
    RLIM_INFINITY reads as -1. */

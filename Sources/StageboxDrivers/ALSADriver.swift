@@ -164,7 +164,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                 let count = (pollCapture ? captureFDs : 0) + (pollPlayback ? playbackFDs : 0)
                 waitCapture = cap != nil
                 waitPlayback = true
-                let rc = poll(first, nfds_t(count), timeoutMs)
+                let rc = pollDescriptors(first, count: count, timeoutMs: timeoutMs)
                 if rc == 0 {
                     let t = monotonicNanoseconds()
                     stats.pollTimeouts.add(1, ordering: .relaxed)

@@ -31,3 +31,12 @@ public func sleepUntil(monotonicNanos deadline: Int64) {
     // thread: the loop stays here, bare, rather than in a shared helper.
     while stagebox_sleep_until(deadline) == EINTR {}
 }
+
+/// Waits for events on `count` descriptors from `fds`, up to `timeoutMs` (negative: no limit):
+/// the ALSA loop's wait for the period interrupt. The bare system call (`stagebox_poll`), not
+/// glibc's wrapper, a cancellation point, like `sleepUntil`. Returns what poll returns (-1 with
+/// errno set on an error; EINTR is the caller's to retry).
+@inline(__always)
+public func pollDescriptors(_ fds: UnsafeMutablePointer<pollfd>, count: Int, timeoutMs: Int32) -> Int32 {
+    stagebox_poll(fds, UInt(count), timeoutMs)
+}
