@@ -69,19 +69,19 @@ final class GraphSnapshot: ChainedSnapshot, @unchecked Sendable {
                 // An unconnected filter is left out of the signal path.
                 if !inputs.isEmpty { port.processor?.process(buffer, frames: frames, cycle: cycle) }
             case .receiver:
+                // A receiver takes the mix as it leaves the bus: clamped, then muted (a mute's
+                // gain, 0 to 1, keeps it in range). A copied input is clamped as it is copied.
                 let inputs = node.inputs
                 if node.copiesItsInput {
                     inputs[0].copyClamped(into: buffer, frames: frames)
                 } else {
                     buffer.clear(frames: frames)
                     for i in 0..<inputs.count { inputs[i].mix(into: buffer, frames: frames) }
+                    buffer.clamp(frames: frames)
                 }
             }
             port.applyMute(frames: frames)
             if port.descriptor.kind == .receiver {
-                // A receiver takes the mix as it leaves the bus: muted, then clamped. A copied
-                // input was clamped as it was copied, and a mute's gain (0 to 1) keeps it so.
-                if !node.copiesItsInput { buffer.clamp(frames: frames) }
                 if let separate = port.separateInputs {
                     separate.process(inputs: node.inputs, frames: frames, cycle: cycle)
                 } else {

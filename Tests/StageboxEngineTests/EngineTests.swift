@@ -94,13 +94,56 @@ import Testing
         var h = EngineHarness()
         try h.engine.connect(from: "codec.in", to: "codec.out")
         let values: [Float] = [2, -3, .nan, .infinity, -.infinity, 0.5, -0.25, 1, -1, .greatestFiniteMagnitude]
-        for _ in 0..<2 { // the connection's first period, then the steady graph's
+        for _ in 0..<2 {
             let out = h.period { c, i in c == 0 ? values[i % values.count] : -values[i % values.count] }
             for i in 0..<64 {
                 let x = values[i % values.count]
                 #expect(out[0][i] == (x.isNaN ? 0 : min(max(x, -1), 1)), "frame \(i): \(x)")
                 #expect(out[1][i] == (x.isNaN ? 0 : min(max(-x, -1), 1)), "frame \(i): \(-x)")
             }
+        }
+    }
+
+    /// Which nodes copy their one input, decided when the snapshot is built: a whole connection
+    /// at unity (a mono one into a mono port too) does; one that fades, a channel selection into
+    /// a wider port, or a second source does not.
+    @Test func onlyAWholeUnityConnectionIsCopied() {
+        func port(_ name: String, _ kind: PortKind, _ channels: Int) -> Port {
+            Port(descriptor: PortDescriptor(name: name, title: name, kind: kind, channels: channels), capacity: 64, processor: nil)
+        }
+        let a = port("a", .sender, 2), b = port("b", .sender, 2), out = port("out", .receiver, 2)
+        let m = port("m", .sender, 1), mono = port("mono", .receiver, 1)
+        func copies(_ edges: [Connection], fades: [Connection: (Float, Float)] = [:]) -> [String: Bool] {
+            let nodes = GraphPlanner.snapshot(ports: [a, b, out, m, mono], edges: edges, fades: fades).nodes
+            return Dictionary(uniqueKeysWithValues: nodes.map { ($0.port.descriptor.name, $0.copiesItsInput) })
+        }
+        let whole = Connection(from: "a", to: "out"), monoWhole = Connection(from: "m", to: "mono")
+        #expect(copies([whole, monoWhole])["out"] == true)
+        #expect(copies([whole, monoWhole])["mono"] == true)
+        #expect(copies([whole], fades: [whole: (0, 1)])["out"] == false, "a connection fading in")
+        #expect(copies([whole, Connection(from: "b", to: "out")])["out"] == false, "two sources")
+        var selected = Connection(from: "a", to: "out")
+        selected.fromChannel = 2
+        selected.toChannel = 1
+        #expect(copies([selected])["out"] == false, "one channel of two")
+        #expect(copies([])["out"] == false, "no source")
+    }
+
+    /// Clamped, then muted, on both paths: a receiver fed by one connection and the same
+    /// receiver fed by two (the second silent) put out the same samples through a mute's ramp.
+    @Test func theMuteRampIsTheSameWhetherTheInputIsCopiedOrMixed() throws {
+        var copied = EngineHarness(), mixed = EngineHarness()
+        try copied.engine.connect(from: "codec.in", to: "codec.out")
+        try mixed.engine.addPort(PortDescriptor(name: "z.out", title: "Zero", kind: .sender, channels: 2),
+                                 processor: ConstantSender(0))
+        try mixed.engine.connect(from: "codec.in", to: "codec.out")
+        try mixed.engine.connect(from: "z.out", to: "codec.out")
+        for muted in [true, false] {
+            try copied.engine.setMuted("codec.out", muted)
+            try mixed.engine.setMuted("codec.out", muted)
+            let a = copied.period { _, i in 2 - Float(i) / 16 }, b = mixed.period { _, i in 2 - Float(i) / 16 }
+            #expect(a == b)
+            #expect(a[0].allSatisfy { abs($0) <= 1 })
         }
     }
 
