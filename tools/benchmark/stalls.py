@@ -29,10 +29,13 @@ def machine_floor(period=64, work_us=50.0, seconds=20.0, priority=70):
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
     except OSError as e:
         return {"error": f"SCHED_FIFO {priority} refused ({e.strerror})"}
+    libc = ctypes.CDLL(None, use_errno=True)
     try:
-        ctypes.CDLL(None, use_errno=True).mlockall(MCL_CURRENT | MCL_FUTURE)
+        libc.mlockall(MCL_CURRENT | MCL_FUTURE)
         return _probe(period, work_us, seconds)
     finally:
+        # The caller (tools/bench's driver) goes on to other work: nothing of this stays.
+        libc.munlockall()
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
@@ -40,8 +43,8 @@ def _probe(period, work_us, seconds):
     clock = time.monotonic_ns
     period_ns = period * 1_000_000_000 // RATE
     work_ns = int(work_us * 1000)
-    windows = int(seconds * 1e9 // period_ns)
-    cycles = [0] * windows  # made before the loop: nothing allocated while measuring
+    windows = max(1, int(seconds * 1e9 // period_ns))
+    cycles = [0] * windows  # the list made before the loop, not grown in it
     gap_max = 0
     start = clock()
     for n in range(windows):
@@ -59,7 +62,7 @@ def _probe(period, work_us, seconds):
         cycles[n] = now - t0
     quarter = period_ns / 4
     return {"period": period, "work_us": work_us, "cycles": windows,
-            "median_us": statistics.median(cycles) / 1000, "p99_us": sorted(cycles)[int(windows * 0.99) - 1] / 1000,
+            "median_us": statistics.median(cycles) / 1000, "p99_us": sorted(cycles)[max(0, -(-windows * 99 // 100) - 1)] / 1000,
             "max_us": max(cycles) / 1000, "over_quarter": sum(1 for c in cycles if c > quarter),
             "gap_max_us": gap_max / 1000}
 
