@@ -164,9 +164,11 @@ public final class Updater: Sendable {
     /// Whether RAUC is there, looked for at most once a minute (the tick runs several times a
     /// second, and RAUC does not come and go on a running box).
     private func raucFound(now: Double) -> Bool {
-        if let at = state.withLock({ $0.raucLookedAt }), now - at < 60, now >= at {
-            return state.withLock { $0.raucFound }
+        let looked = state.withLock { s -> Bool? in
+            guard let at = s.raucLookedAt, now >= at, now - at < 60 else { return nil }
+            return s.raucFound
         }
+        if let looked { return looked }
         let found = isAvailable
         state.withLock {
             $0.raucLookedAt = now
