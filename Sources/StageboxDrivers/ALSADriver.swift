@@ -64,9 +64,16 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
     /// The buffer in frames: the engine's period times the periods asked for.
     private var bufferFrames: Int { period * parameters.periods }
     private var periodNanos: Int64 { Int64(period) * 1_000_000_000 / Int64(parameters.sampleRate) }
-    private var framePosition: Int64 = 0
-    private var nextDeadline: Int64 = 0
-    private var timing: CycleSupervision
+    /// Kept between runs; a local of the audio thread's while one runs (see `loop`).
+    private var state: LoopState
+
+    /// What the loop carries from period to period.
+    private struct LoopState {
+        var framePosition: Int64 = 0
+        /// The next period boundary when a timer paces the loop.
+        var nextDeadline: Int64 = 0
+        var timing: CycleSupervision
+    }
 
     public init(parameters: ALSAParameters, engine: Engine, control: DriverControl,
                 pacing: Pacing = .automatic, config: ALSAConfigText? = nil) {
@@ -76,7 +83,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         self.pacing = pacing
         self.config = config
         let periodNanos = Int64(engine.settings.period) * 1_000_000_000 / Int64(parameters.sampleRate)
-        timing = CycleSupervision(control: control, periodNanos: periodNanos)
+        state = LoopState(timing: CycleSupervision(control: control, periodNanos: periodNanos))
     }
 
     deinit { close() }
@@ -143,7 +150,12 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         let stats = control.statistics
         stats.audioThread.store(currentThreadID(), ordering: .relaxed)
         defer { stats.audioThread.store(0, ordering: .relaxed) }
-        if let error = start(cap, play) { return error }
+        // The position and the timing live in a local while the loop runs: a class's stored
+        // properties are checked for exclusive access at run time on every touch, a local's
+        // when it compiles.
+        var s = state
+        defer { state = s }
+        if let error = start(cap, play, &s) { return error }
         let period = self.period
         let timeoutMs = Int32(max(1, (2 * periodNanos + 999_999) / 1_000_000))
         // Which streams the next poll waits on: a stream that already has a period ready is
@@ -168,7 +180,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                 if rc == 0 {
                     let t = monotonicNanoseconds()
                     stats.pollTimeouts.add(1, ordering: .relaxed)
-                    if let error = recover(cap, play, code: -Int32(EPIPE), inCapture: true, at: t, kind: .pollTimeout) {
+                    if let error = recover(cap, play, code: -Int32(EPIPE), inCapture: true, at: t, kind: .pollTimeout, &s) {
                         return error
                     }
                     continue
@@ -196,21 +208,21 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                     let failing = inCapture ? (cap ?? play) : play
                     let t = monotonicNanoseconds()
                     let kind: AudioEvent.Kind = inCapture ? .captureXrun : .playbackXrun
-                    if let e = recover(cap, play, code: Self.stoppedCode(failing), inCapture: inCapture, at: t, kind: kind) {
+                    if let e = recover(cap, play, code: Self.stoppedCode(failing), inCapture: inCapture, at: t, kind: kind, &s) {
                         return e
                     }
                     continue
                 }
             case .timer:
-                sleepUntil(monotonicNanos: nextDeadline)
-                nextDeadline += periodNanos
+                sleepUntil(monotonicNanos: s.nextDeadline)
+                s.nextDeadline += periodNanos
             case .none:
                 break
             }
             let now = monotonicNanoseconds()
-            noteWakeup(at: now, cap ?? play)
+            noteWakeup(at: now, cap ?? play, &s.timing)
             if control.takeRestartRequest() {
-                if let e = recover(cap, play, code: 0, inCapture: true, at: now, kind: .restart) { return e }
+                if let e = recover(cap, play, code: 0, inCapture: true, at: now, kind: .restart, &s) { return e }
                 continue
             }
 
@@ -219,12 +231,12 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                 // Without capture the playback side alone says when a period is due.
                 let ca = cap.map { snd_pcm_avail_update($0.handle) } ?? snd_pcm_sframes_t(period)
                 if ca < 0 {
-                    if let e = recover(cap, play, code: Int32(ca), inCapture: true, at: now, kind: .captureXrun) { return e }
+                    if let e = recover(cap, play, code: Int32(ca), inCapture: true, at: now, kind: .captureXrun, &s) { return e }
                     break
                 }
                 let pa = snd_pcm_avail_update(play.handle)
                 if pa < 0 {
-                    if let e = recover(cap, play, code: Int32(pa), inCapture: false, at: now, kind: .playbackXrun) { return e }
+                    if let e = recover(cap, play, code: Int32(pa), inCapture: false, at: now, kind: .playbackXrun, &s) { return e }
                     break
                 }
                 if ca < period || pa < period {
@@ -235,7 +247,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                 }
                 let t0 = monotonicNanoseconds()
                 let waiting = cap == nil ? 0 : Int64(ca) // frames captured before this wakeup
-                let cycle = CycleInfo(framePosition: framePosition,
+                let cycle = CycleInfo(framePosition: s.framePosition,
                                       hostTimeNanos: t0 - waiting * 1_000_000_000 / Int64(parameters.sampleRate),
                                       sampleRate: parameters.sampleRate, startNanos: t0)
                 var got = period
@@ -245,17 +257,17 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                     engine.captureBuffer.clear(frames: period)
                 }
                 if got < 0 {
-                    if let e = recover(cap, play, code: Int32(got), inCapture: true, at: t0, kind: .captureXrun) { return e }
+                    if let e = recover(cap, play, code: Int32(got), inCapture: true, at: t0, kind: .captureXrun, &s) { return e }
                     break
                 }
                 engine.process(frames: period, cycle: cycle)
                 let put = play.transfer(engine.playbackBuffer, frames: period)
                 if put < 0 {
-                    if let e = recover(cap, play, code: Int32(put), inCapture: false, at: t0, kind: .playbackXrun) { return e }
+                    if let e = recover(cap, play, code: Int32(put), inCapture: false, at: t0, kind: .playbackXrun, &s) { return e }
                     break
                 }
-                framePosition += Int64(period)
-                timing.cycleDone(frames: period, startedAt: t0)
+                s.framePosition += Int64(period)
+                s.timing.cycleDone(frames: period, startedAt: t0)
                 if waitMode.load(ordering: .relaxed) == .timer { break } // the timer paces one period at a time
             }
         }
@@ -265,7 +277,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
     }
 
     /// Pre-fills playback with a whole buffer of silence and starts both streams together.
-    private func start(_ cap: PCMDevice?, _ play: PCMDevice) -> ALSAError? {
+    private func start(_ cap: PCMDevice?, _ play: PCMDevice, _ s: inout LoopState) -> ALSAError? {
         // Every start (the first, a resume, a restart after an xrun) fades the outputs in.
         engine.outputFade.fadeInFromSilence()
         if let cap { snd_pcm_prepare(cap.handle) }
@@ -296,8 +308,8 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
             let drained = snd_pcm_avail_update(play.handle) >= bufferFrames
             waitMode.store(drained ? .timer : .deviceInterrupt, ordering: .relaxed)
         }
-        nextDeadline = now + periodNanos
-        timing.restart()
+        s.nextDeadline = now + periodNanos
+        s.timing.restart()
         return nil
     }
 
@@ -318,7 +330,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
     /// Supervises the wakeup: paced by the device, its lateness is measured from the device's
     /// own timestamp of the period boundary.
     @inline(__always)
-    private func noteWakeup(at now: Int64, _ stamped: PCMDevice) {
+    private func noteWakeup(at now: Int64, _ stamped: PCMDevice, _ timing: inout CycleSupervision) {
         let mode = waitMode.load(ordering: .relaxed)
         var due: Int64 = 0
         if mode == .deviceInterrupt {
@@ -341,10 +353,10 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
     /// Recovers from an error of one stream: counts it, then restarts both streams together so
     /// that capture and playback stay aligned. Returns an error only when the device is gone.
     private func recover(_ cap: PCMDevice?, _ play: PCMDevice, code: Int32, inCapture: Bool, at time: Int64,
-                         kind: AudioEvent.Kind) -> ALSAError? {
+                         kind: AudioEvent.Kind, _ s: inout LoopState) -> ALSAError? {
         let failing = inCapture ? (cap ?? play) : play
         if let gone = classify(code, failing) { return gone }
-        if kind != .pollTimeout && kind != .restart { timing.xrun(inCapture: inCapture) }
+        if kind != .pollTimeout && kind != .restart { s.timing.xrun(inCapture: inCapture) }
         var reported = kind
         if code == -Int32(ESTRPIPE) {
             reported = .suspended
@@ -357,7 +369,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
         }
         if let cap { snd_pcm_drop(cap.handle) }
         if !linked.load(ordering: .relaxed) { snd_pcm_drop(play.handle) }
-        if let error = start(cap, play) { return error }
+        if let error = start(cap, play, &s) { return error }
         control.report(reported, at: time, duration: monotonicNanoseconds() - time)
         return nil
     }
