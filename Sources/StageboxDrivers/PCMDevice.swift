@@ -170,14 +170,22 @@ final class PCMDevice {
             if rc < 0 { return Int(rc) }
             guard let areas, count > 0 else { return done }
             let n = Int(count)
-            for c in 0..<channels {
-                let area = areas[c]
-                let stride = Int(area.step) / 8
-                let base = area.addr! + (Int(area.first) / 8 + Int(offset) * stride)
+            if let base = Self.interleavedStereoBase(areas, channels: channels, format: format, offset: offset) {
                 if stream == SND_PCM_STREAM_CAPTURE {
-                    format.decode(base, stride: stride, into: buffer.channel(c) + done, frames: n)
+                    format.decodeStereo(base, into: buffer.channel(0) + done, buffer.channel(1) + done, frames: n)
                 } else {
-                    format.encode(buffer.channel(c) + done, frames: n, into: base, stride: stride)
+                    format.encodeStereo(buffer.channel(0) + done, buffer.channel(1) + done, frames: n, into: base)
+                }
+            } else {
+                for c in 0..<channels {
+                    let area = areas[c]
+                    let stride = Int(area.step) / 8
+                    let base = area.addr! + (Int(area.first) / 8 + Int(offset) * stride)
+                    if stream == SND_PCM_STREAM_CAPTURE {
+                        format.decode(base, stride: stride, into: buffer.channel(c) + done, frames: n)
+                    } else {
+                        format.encode(buffer.channel(c) + done, frames: n, into: base, stride: stride)
+                    }
                 }
             }
             let committed = snd_pcm_mmap_commit(handle, offset, count)
@@ -187,6 +195,23 @@ final class PCMDevice {
             done += n
         }
         return done
+    }
+
+    /// Where the frames at `offset` start when the areas are two channels interleaved in one
+    /// buffer (left, right, left, ...): the layout of nearly every codec, which one pass over
+    /// both channels converts (`SampleFormat.decodeStereo`). Nil for any other layout.
+    @inline(__always)
+    static func interleavedStereoBase(_ areas: UnsafePointer<snd_pcm_channel_area_t>, channels: Int,
+                                      format: SampleFormat, offset: snd_pcm_uframes_t) -> UnsafeMutableRawPointer? {
+        guard channels == 2, let addr = areas[0].addr, areas[1].addr == addr else { return nil }
+        let bits = UInt32(format.bytesPerSample * 8)
+        let left = areas[0], right = areas[1]
+        guard left.step == 2 * bits, right.step == 2 * bits, left.first % 8 == 0,
+              right.first == left.first + bits else { return nil }
+        let base = addr + Int(left.first / 8) + Int(offset) * Int(left.step / 8)
+        // The typed loads need the format's alignment; a sample of an odd size has none to need.
+        guard format == .s24Packed || Int(bitPattern: base) % format.bytesPerSample == 0 else { return nil }
+        return base
     }
 
     /// Writes `frames` frames of silence (the pre-fill before start).

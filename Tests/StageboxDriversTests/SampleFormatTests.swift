@@ -1,3 +1,4 @@
+import CALSA
 import Testing
 @testable import StageboxDrivers
 
@@ -92,5 +93,64 @@ import Testing
             SampleFormat.s16.decode(raw.baseAddress! + 2, stride: 4, into: &out, frames: 3)
         }
         #expect(out == [-1, -2, -3].map { Float($0) / 32768 })
+    }
+
+    /// Values of every kind a stereo pass meets: in range, between steps, over range, NaN,
+    /// infinities, the extremes; left and right differ so that a swap shows.
+    private static let awkward: [Float] = [0, 0.5, -0.25, 1, -1, 2, -3, .nan, .infinity, -.infinity,
+                                           .greatestFiniteMagnitude, 1.5 / 32768, 2.5 / 8_388_608,
+                                           -0.999, 0.3333, 1e-9, -1e-9, 0.75, -0.75, 0.1]
+
+    @Test(arguments: SampleFormat.allCases)
+    func theStereoPassesMatchTheChannelByChannelPasses(format: SampleFormat) {
+        // 19 frames: an odd count, so a vector loop's remainder runs too.
+        let left = Self.awkward.dropLast(), right = Self.awkward.dropFirst().reversed()
+        let frames = left.count, size = format.bytesPerSample
+        var byChannel = [UInt8](repeating: 0xAA, count: 2 * frames * size), byPass = byChannel
+        Array(left).withUnsafeBufferPointer { l in
+            Array(right).withUnsafeBufferPointer { r in
+                byChannel.withUnsafeMutableBytes {
+                    format.encode(l.baseAddress!, frames: frames, into: $0.baseAddress!, stride: 2 * size)
+                    format.encode(r.baseAddress!, frames: frames, into: $0.baseAddress! + size, stride: 2 * size)
+                }
+                byPass.withUnsafeMutableBytes {
+                    format.encodeStereo(l.baseAddress!, r.baseAddress!, frames: frames, into: $0.baseAddress!)
+                }
+            }
+        }
+        #expect(byPass == byChannel)
+        var l1 = [Float](repeating: 9, count: frames), r1 = l1, l2 = l1, r2 = l1
+        byChannel.withUnsafeBytes { raw in
+            format.decode(raw.baseAddress!, stride: 2 * size, into: &l1, frames: frames)
+            format.decode(raw.baseAddress! + size, stride: 2 * size, into: &r1, frames: frames)
+            format.decodeStereo(raw.baseAddress!, into: &l2, &r2, frames: frames)
+        }
+        #expect(l1.map(\.bitPattern) == l2.map(\.bitPattern))
+        #expect(r1.map(\.bitPattern) == r2.map(\.bitPattern))
+        #expect(l1 != r1)
+    }
+
+    @Test func onlyTwoChannelsInterleavedInOneBufferTakeTheStereoPass() {
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
+        defer { buffer.deallocate() }
+        func areas(_ a: snd_pcm_channel_area_t, _ b: snd_pcm_channel_area_t) -> UnsafeMutableRawPointer? {
+            withUnsafeTemporaryAllocation(of: snd_pcm_channel_area_t.self, capacity: 2) { p in
+                p[0] = a
+                p[1] = b
+                return PCMDevice.interleavedStereoBase(UnsafePointer(p.baseAddress!), channels: 2, format: .s32, offset: 3)
+            }
+        }
+        let l = snd_pcm_channel_area_t(addr: buffer, first: 0, step: 64)
+        #expect(areas(l, snd_pcm_channel_area_t(addr: buffer, first: 32, step: 64)) == buffer + 24)
+        // Right before left, another buffer, another step, a first off a byte: the per-channel passes.
+        #expect(areas(snd_pcm_channel_area_t(addr: buffer, first: 32, step: 64), l) == nil)
+        #expect(areas(l, snd_pcm_channel_area_t(addr: buffer + 2048, first: 0, step: 32)) == nil)
+        #expect(areas(snd_pcm_channel_area_t(addr: buffer, first: 0, step: 96),
+                      snd_pcm_channel_area_t(addr: buffer, first: 32, step: 96)) == nil)
+        #expect(areas(snd_pcm_channel_area_t(addr: buffer, first: 4, step: 64),
+                      snd_pcm_channel_area_t(addr: buffer, first: 36, step: 64)) == nil)
+        // A buffer off the format's alignment.
+        #expect(areas(snd_pcm_channel_area_t(addr: buffer + 2, first: 0, step: 64),
+                      snd_pcm_channel_area_t(addr: buffer + 2, first: 32, step: 64)) == nil)
     }
 }
