@@ -206,8 +206,9 @@ final class PCMDevice {
         guard channels == 2, let addr = areas[0].addr, areas[1].addr == addr else { return nil }
         let bits = UInt32(format.bytesPerSample * 8)
         let left = areas[0], right = areas[1]
-        guard left.step == 2 * bits, right.step == 2 * bits, left.first % 8 == 0,
-              right.first == left.first + bits else { return nil }
+        // Wrapping arithmetic: these are the device's values, and the audio thread must not trap.
+        guard left.step == 2 &* bits, right.step == 2 &* bits, left.first % 8 == 0,
+              right.first >= left.first, right.first &- left.first == bits else { return nil }
         let base = addr + Int(left.first / 8) + Int(offset) * Int(left.step / 8)
         // The typed loads need the format's alignment; a sample of an odd size has none to need.
         guard format == .s24Packed || Int(bitPattern: base) % format.bytesPerSample == 0 else { return nil }

@@ -130,20 +130,56 @@ import Testing
         #expect(l1 != r1)
     }
 
+    @Test(arguments: SampleFormat.allCases)
+    func theStereoDecodeMatchesOnAnyBytes(format: SampleFormat) {
+        // Bytes no encoder writes: S24_LE's top byte set, S32's low byte set, float NaNs.
+        let frames = 37, size = format.bytesPerSample
+        var x: UInt32 = 11
+        let bytes = (0..<(2 * frames * size)).map { _ -> UInt8 in
+            x = x &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: x >> 24)
+        }
+        var l1 = [Float](repeating: 9, count: frames), r1 = l1, l2 = l1, r2 = l1
+        bytes.withUnsafeBytes { raw in
+            format.decode(raw.baseAddress!, stride: 2 * size, into: &l1, frames: frames)
+            format.decode(raw.baseAddress! + size, stride: 2 * size, into: &r1, frames: frames)
+            format.decodeStereo(raw.baseAddress!, into: &l2, &r2, frames: frames)
+        }
+        #expect(l1.map(\.bitPattern) == l2.map(\.bitPattern))
+        #expect(r1.map(\.bitPattern) == r2.map(\.bitPattern))
+    }
+
     @Test func onlyTwoChannelsInterleavedInOneBufferTakeTheStereoPass() {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
         defer { buffer.deallocate() }
-        func areas(_ a: snd_pcm_channel_area_t, _ b: snd_pcm_channel_area_t) -> UnsafeMutableRawPointer? {
+        func areas(_ a: snd_pcm_channel_area_t, _ b: snd_pcm_channel_area_t, channels: Int = 2,
+                   format: SampleFormat = .s32) -> UnsafeMutableRawPointer? {
             withUnsafeTemporaryAllocation(of: snd_pcm_channel_area_t.self, capacity: 2) { p in
                 p[0] = a
                 p[1] = b
-                return PCMDevice.interleavedStereoBase(UnsafePointer(p.baseAddress!), channels: 2, format: .s32, offset: 3)
+                return PCMDevice.interleavedStereoBase(UnsafePointer(p.baseAddress!), channels: channels, format: format,
+                                                       offset: 3)
             }
         }
         let l = snd_pcm_channel_area_t(addr: buffer, first: 0, step: 64)
-        #expect(areas(l, snd_pcm_channel_area_t(addr: buffer, first: 32, step: 64)) == buffer + 24)
-        // Right before left, another buffer, another step, a first off a byte: the per-channel passes.
-        #expect(areas(snd_pcm_channel_area_t(addr: buffer, first: 32, step: 64), l) == nil)
+        let r = snd_pcm_channel_area_t(addr: buffer, first: 32, step: 64)
+        #expect(areas(l, r) == buffer + 24)
+        // Frames that start past the buffer's start; S16 and packed 24-bit.
+        #expect(areas(snd_pcm_channel_area_t(addr: buffer, first: 64, step: 64),
+                      snd_pcm_channel_area_t(addr: buffer, first: 96, step: 64)) == buffer + 8 + 24)
+        #expect(areas(snd_pcm_channel_area_t(addr: buffer, first: 0, step: 32),
+                      snd_pcm_channel_area_t(addr: buffer, first: 16, step: 32), format: .s16) == buffer + 12)
+        #expect(areas(snd_pcm_channel_area_t(addr: buffer + 1, first: 0, step: 48),
+                      snd_pcm_channel_area_t(addr: buffer + 1, first: 24, step: 48), format: .s24Packed) == buffer + 1 + 18)
+        // One channel, or three; right before left; right in another buffer at the same place;
+        // only the right's step wrong; a first that would overflow; a first off a byte: the per-channel passes.
+        #expect(areas(l, r, channels: 1) == nil)
+        #expect(areas(l, r, channels: 3) == nil)
+        #expect(areas(r, l) == nil)
+        #expect(areas(l, snd_pcm_channel_area_t(addr: buffer + 2048, first: 32, step: 64)) == nil)
+        #expect(areas(l, snd_pcm_channel_area_t(addr: buffer, first: 32, step: 96)) == nil)
+        #expect(areas(snd_pcm_channel_area_t(addr: buffer, first: .max - 7, step: 64),
+                      snd_pcm_channel_area_t(addr: buffer, first: 16, step: 64)) == nil)
         #expect(areas(l, snd_pcm_channel_area_t(addr: buffer + 2048, first: 0, step: 32)) == nil)
         #expect(areas(snd_pcm_channel_area_t(addr: buffer, first: 0, step: 96),
                       snd_pcm_channel_area_t(addr: buffer, first: 32, step: 96)) == nil)
