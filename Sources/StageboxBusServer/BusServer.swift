@@ -338,12 +338,24 @@ public final class BusServer: @unchecked Sendable {
     func end(_ session: ClientSession, reason: String) {
         guard let index = sessions.firstIndex(where: { $0 === session }) else { return }
         sessions.remove(at: index)
+        let shortfalls = Self.shortfalls(session.ports.values)
         for name in session.ports.keys.sorted() { try? engine.removePort(name) }
         session.ports = [:]
         for name in session.triggers.sorted() { triggers.remove(name) }
         session.triggers = []
         publish()
-        logger.info("bus: \(session.label) left: \(reason)")
+        logger.info("bus: \(session.label) left: \(reason)\(shortfalls)")
+    }
+
+    /// What the ports of a leaving client missed, for its leave line: a dropout a listener heard
+    /// stays in the log after the client's counters are gone. Empty when nothing was missed.
+    static func shortfalls(_ ports: some Collection<ClientPortRecord>) -> String {
+        let missed = ports.sorted { $0.name < $1.name }.compactMap { port -> String? in
+            let under = port.underruns, over = port.overruns
+            guard under > 0 || over > 0 else { return nil }
+            return "\(port.name) \(under) underrun\(under == 1 ? "" : "s"), \(over) overrun\(over == 1 ? "" : "s")"
+        }
+        return missed.isEmpty ? "" : "; " + missed.joined(separator: "; ")
     }
 
     func publish() {

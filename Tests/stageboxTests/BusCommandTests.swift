@@ -1,5 +1,6 @@
 import Foundation
 import StageboxAudioFiles
+import StageboxClient
 import StageboxTestSupport
 import Testing
 
@@ -157,6 +158,32 @@ import Testing
         #expect(eventually(30) { board.openDescriptors <= before }, "descriptors \(before) → \(board.openDescriptors)")
         log = board.stop()
         #expect(log.contains("left: disconnected"))
+    }
+}
+
+extension BusCommandTests {
+    /// A sender that runs dry is heard as a dropout; when its client leaves, the leave line
+    /// says how often, so the dropout stays in the log after the client's counters are gone.
+    @Test func aLeavingClientsLineNamesItsUnderruns() throws {
+        let board = try SimulatedBoard()
+        var log = ""
+        defer { if board.isRunning { log = board.stop() } }
+        #expect(eventually { (try? board.stagebox(["ports"]).status) == 0 })
+        let client = try BusClient(name: "dry", socketPath: board.socket)
+        let sender = try client.addSender(name: "out", channels: 2)
+        let quiet = try BusClient(name: "steady", socketPath: board.socket)
+        _ = try quiet.addSender(name: "out", channels: 2)
+        // Two blocks prime the port (its start cushion); the bus takes them, then finds it empty.
+        let block = [Float](repeating: 0.25, count: 2 * 256)
+        for _ in 0..<2 { block.withUnsafeBufferPointer { sender.send($0.baseAddress!, frames: 256) } }
+        #expect(eventually(10) { sender.underruns > 0 }, "the bus took what was sent and ran dry")
+        client.close()
+        quiet.close()
+        #expect(eventually { (try? board.stagebox(["ports"]).stdout.contains("steady.out")) == false })
+        log = board.stop()
+        #expect(log.contains("left: disconnected; dry.out 1 underrun, 0 overruns"), "\(log)")
+        // A port that never ran short adds nothing to its line.
+        #expect(log.contains("steady") && !log.contains("steady.out 0"), "\(log)")
     }
 }
 
