@@ -119,34 +119,36 @@ import Testing
             }
         }
         #expect(byPass == byChannel)
-        var l1 = [Float](repeating: 9, count: frames), r1 = l1, l2 = l1, r2 = l1
-        byChannel.withUnsafeBytes { raw in
-            format.decode(raw.baseAddress!, stride: 2 * size, into: &l1, frames: frames)
-            format.decode(raw.baseAddress! + size, stride: 2 * size, into: &r1, frames: frames)
-            format.decodeStereo(raw.baseAddress!, into: &l2, &r2, frames: frames)
-        }
-        #expect(l1.map(\.bitPattern) == l2.map(\.bitPattern))
-        #expect(r1.map(\.bitPattern) == r2.map(\.bitPattern))
-        #expect(l1 != r1)
+        let (left1, right1) = expectStereoDecodeMatches(format, byChannel, frames: frames)
+        #expect(left1 != right1)
     }
 
-    @Test(arguments: SampleFormat.allCases)
-    func theStereoDecodeMatchesOnAnyBytes(format: SampleFormat) {
-        // Bytes no encoder writes: S24_LE's top byte set, S32's low byte set, float NaNs.
-        let frames = 37, size = format.bytesPerSample
-        var x: UInt32 = 11
-        let bytes = (0..<(2 * frames * size)).map { _ -> UInt8 in
-            x = x &* 1_664_525 &+ 1_013_904_223
-            return UInt8(truncatingIfNeeded: x >> 24)
-        }
+    /// Decodes `bytes` channel by channel and in one pass; expects the same bits both ways.
+    /// Returns the channels.
+    @discardableResult
+    private func expectStereoDecodeMatches(_ format: SampleFormat, _ bytes: [UInt8], frames: Int) -> ([Float], [Float]) {
+        let size = format.bytesPerSample
         var l1 = [Float](repeating: 9, count: frames), r1 = l1, l2 = l1, r2 = l1
         bytes.withUnsafeBytes { raw in
             format.decode(raw.baseAddress!, stride: 2 * size, into: &l1, frames: frames)
             format.decode(raw.baseAddress! + size, stride: 2 * size, into: &r1, frames: frames)
             format.decodeStereo(raw.baseAddress!, into: &l2, &r2, frames: frames)
         }
-        #expect(l1.map(\.bitPattern) == l2.map(\.bitPattern))
-        #expect(r1.map(\.bitPattern) == r2.map(\.bitPattern))
+        #expect(l1.map(\.bitPattern) == l2.map(\.bitPattern), "left")
+        #expect(r1.map(\.bitPattern) == r2.map(\.bitPattern), "right")
+        return (l1, r1)
+    }
+
+    @Test(arguments: SampleFormat.allCases)
+    func theStereoDecodeMatchesOnAnyBytes(format: SampleFormat) {
+        // Bytes no encoder writes: S24_LE's top byte set, S32's low byte set, float NaNs.
+        let frames = 37
+        var x: UInt32 = 11
+        let bytes = (0..<(2 * frames * format.bytesPerSample)).map { _ -> UInt8 in
+            x = x &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: x >> 24)
+        }
+        expectStereoDecodeMatches(format, bytes, frames: frames)
     }
 
     @Test func onlyTwoChannelsInterleavedInOneBufferTakeTheStereoPass() {
