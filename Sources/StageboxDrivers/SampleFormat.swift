@@ -32,25 +32,24 @@ public enum SampleFormat: String, Sendable, CaseIterable, Codable {
         case .s16:
             for i in 0..<frames {
                 let v = Int16(littleEndian: source.loadUnaligned(fromByteOffset: i * stride, as: Int16.self))
-                destination[i] = Float(v) * (1 / 32768)
+                destination[i] = Self.fromS16(v)
             }
         case .s24:
             for i in 0..<frames {
                 let raw = Int32(littleEndian: source.loadUnaligned(fromByteOffset: i * stride, as: Int32.self))
-                // Sign-extend from bit 23; the container's top byte is ignored.
-                destination[i] = Float((raw << 8) >> 8) * (1 / 8_388_608)
+                destination[i] = Self.fromS24(raw)
             }
         case .s24Packed:
             for i in 0..<frames {
                 let p = source + i * stride
                 let raw = Int32(p.load(as: UInt8.self)) | Int32(p.load(fromByteOffset: 1, as: UInt8.self)) << 8
                     | Int32(p.load(fromByteOffset: 2, as: UInt8.self)) << 16
-                destination[i] = Float((raw << 8) >> 8) * (1 / 8_388_608)
+                destination[i] = Self.fromS24(raw)
             }
         case .s32:
             for i in 0..<frames {
                 let v = Int32(littleEndian: source.loadUnaligned(fromByteOffset: i * stride, as: Int32.self))
-                destination[i] = Float(v >> 8) * (1 / 8_388_608)
+                destination[i] = Self.fromS32(v)
             }
         case .float:
             for i in 0..<frames {
@@ -70,17 +69,15 @@ public enum SampleFormat: String, Sendable, CaseIterable, Codable {
         switch self {
         case .s16:
             for i in 0..<frames {
-                let v = Swift.min(Self.rounded(source[i], by: 32768), 32767)
-                destination.storeBytes(of: Int16(truncatingIfNeeded: v).littleEndian, toByteOffset: i * stride, as: Int16.self)
+                destination.storeBytes(of: Self.toS16(source[i]).littleEndian, toByteOffset: i * stride, as: Int16.self)
             }
         case .s24:
             for i in 0..<frames {
-                let v = Swift.min(Self.rounded(source[i], by: 8_388_608), 8_388_607)
-                destination.storeBytes(of: v.littleEndian, toByteOffset: i * stride, as: Int32.self)
+                destination.storeBytes(of: Self.toS24(source[i]).littleEndian, toByteOffset: i * stride, as: Int32.self)
             }
         case .s24Packed:
             for i in 0..<frames {
-                let v = Swift.min(Self.rounded(source[i], by: 8_388_608), 8_388_607)
+                let v = Self.toS24(source[i])
                 let p = destination + i * stride
                 p.storeBytes(of: UInt8(truncatingIfNeeded: v), as: UInt8.self)
                 p.storeBytes(of: UInt8(truncatingIfNeeded: v >> 8), toByteOffset: 1, as: UInt8.self)
@@ -88,8 +85,7 @@ public enum SampleFormat: String, Sendable, CaseIterable, Codable {
             }
         case .s32:
             for i in 0..<frames {
-                let v = Swift.min(Self.rounded(source[i], by: 8_388_608), 8_388_607) &<< 8
-                destination.storeBytes(of: v.littleEndian, toByteOffset: i * stride, as: Int32.self)
+                destination.storeBytes(of: Self.toS32(source[i]).littleEndian, toByteOffset: i * stride, as: Int32.self)
             }
         case .float:
             for i in 0..<frames {
@@ -113,20 +109,20 @@ public enum SampleFormat: String, Sendable, CaseIterable, Codable {
         case .s16:
             let p = source.assumingMemoryBound(to: Int16.self)
             for i in 0..<frames {
-                left[i] = Float(Int16(littleEndian: p[2 &* i])) * (1 / 32768)
-                right[i] = Float(Int16(littleEndian: p[2 &* i &+ 1])) * (1 / 32768)
+                left[i] = Self.fromS16(Int16(littleEndian: p[2 &* i]))
+                right[i] = Self.fromS16(Int16(littleEndian: p[2 &* i &+ 1]))
             }
         case .s24:
             let p = source.assumingMemoryBound(to: Int32.self)
             for i in 0..<frames {
-                left[i] = Float((Int32(littleEndian: p[2 &* i]) << 8) >> 8) * (1 / 8_388_608)
-                right[i] = Float((Int32(littleEndian: p[2 &* i &+ 1]) << 8) >> 8) * (1 / 8_388_608)
+                left[i] = Self.fromS24(Int32(littleEndian: p[2 &* i]))
+                right[i] = Self.fromS24(Int32(littleEndian: p[2 &* i &+ 1]))
             }
         case .s32:
             let p = source.assumingMemoryBound(to: Int32.self)
             for i in 0..<frames {
-                left[i] = Float(Int32(littleEndian: p[2 &* i]) >> 8) * (1 / 8_388_608)
-                right[i] = Float(Int32(littleEndian: p[2 &* i &+ 1]) >> 8) * (1 / 8_388_608)
+                left[i] = Self.fromS32(Int32(littleEndian: p[2 &* i]))
+                right[i] = Self.fromS32(Int32(littleEndian: p[2 &* i &+ 1]))
             }
         case .float:
             let p = source.assumingMemoryBound(to: UInt32.self)
@@ -149,20 +145,20 @@ public enum SampleFormat: String, Sendable, CaseIterable, Codable {
         case .s16:
             let p = destination.assumingMemoryBound(to: Int16.self)
             for i in 0..<frames {
-                p[2 &* i] = Int16(truncatingIfNeeded: Swift.min(Self.rounded(left[i], by: 32768), 32767)).littleEndian
-                p[2 &* i &+ 1] = Int16(truncatingIfNeeded: Swift.min(Self.rounded(right[i], by: 32768), 32767)).littleEndian
+                p[2 &* i] = Self.toS16(left[i]).littleEndian
+                p[2 &* i &+ 1] = Self.toS16(right[i]).littleEndian
             }
         case .s24:
             let p = destination.assumingMemoryBound(to: Int32.self)
             for i in 0..<frames {
-                p[2 &* i] = Swift.min(Self.rounded(left[i], by: 8_388_608), 8_388_607).littleEndian
-                p[2 &* i &+ 1] = Swift.min(Self.rounded(right[i], by: 8_388_608), 8_388_607).littleEndian
+                p[2 &* i] = Self.toS24(left[i]).littleEndian
+                p[2 &* i &+ 1] = Self.toS24(right[i]).littleEndian
             }
         case .s32:
             let p = destination.assumingMemoryBound(to: Int32.self)
             for i in 0..<frames {
-                p[2 &* i] = (Swift.min(Self.rounded(left[i], by: 8_388_608), 8_388_607) &<< 8).littleEndian
-                p[2 &* i &+ 1] = (Swift.min(Self.rounded(right[i], by: 8_388_608), 8_388_607) &<< 8).littleEndian
+                p[2 &* i] = Self.toS32(left[i]).littleEndian
+                p[2 &* i &+ 1] = Self.toS32(right[i]).littleEndian
             }
         case .float:
             let p = destination.assumingMemoryBound(to: UInt32.self)
@@ -175,6 +171,24 @@ public enum SampleFormat: String, Sendable, CaseIterable, Codable {
             encode(right, frames: frames, into: destination + 3, stride: 6)
         }
     }
+
+    // One sample each way, shared by the strided and the stereo passes.
+
+    /// A 16-bit sample as a Float.
+    @inline(__always) static func fromS16(_ v: Int16) -> Float { Float(v) * (1 / 32768) }
+    /// A 24-bit sample in the low three bytes of `raw`, sign-extended from bit 23 (the top byte,
+    /// a container's, is ignored).
+    @inline(__always) static func fromS24(_ raw: Int32) -> Float { Float((raw << 8) >> 8) * (1 / 8_388_608) }
+    /// A 32-bit sample's top 24 bits (Float32 holds no more).
+    @inline(__always) static func fromS32(_ v: Int32) -> Float { Float(v >> 8) * (1 / 8_388_608) }
+    /// `x` as a 16-bit sample: clamped, rounded to nearest, ties to even.
+    @inline(__always) static func toS16(_ x: Float) -> Int16 {
+        Int16(truncatingIfNeeded: Swift.min(rounded(x, by: 32768), 32767))
+    }
+    /// `x` as a 24-bit sample.
+    @inline(__always) static func toS24(_ x: Float) -> Int32 { Swift.min(rounded(x, by: 8_388_608), 8_388_607) }
+    /// `x` as a 32-bit sample: its 24-bit value in the top three bytes.
+    @inline(__always) static func toS32(_ x: Float) -> Int32 { toS24(x) &<< 8 }
 
     /// `x` clamped to [-1, 1] (NaN as 0) times `scale` (at most 2^23), rounded to the nearest
     /// integer, ties to even. Adding 1.5 × 2^52 to a Double of magnitude below 2^51 leaves the
