@@ -185,7 +185,7 @@ let package = Package(
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
         .testTarget(name: "StageboxLatencyTests", dependencies: ["StageboxLatency"]),
-        .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle", "StageboxDrivers"]),
+        .testTarget(name: "StageboxLifecycleTests", dependencies: ["StageboxLifecycle", "StageboxDrivers", "StageboxTestSupport"]),
         .testTarget(name: "StageboxRecorderTests", dependencies: [
             "CLinux", "StageboxRecorder", "StageboxEngine", "StageboxAudioFiles", "StageboxSystem", "StageboxTestSupport", "CSndFile",
             .product(name: "Logging", package: "swift-log"),
@@ -205,10 +205,10 @@ let package = Package(
         .testTarget(name: "StageboxMediaTests", dependencies: ["StageboxMedia", "StageboxSystem"]),
         .testTarget(name: "StageboxHealthTests", dependencies: ["StageboxHealth", "StageboxSystem", "StageboxTestSupport"]),
         .testTarget(name: "StageboxWatchdogTests", dependencies: ["StageboxWatchdog", "StageboxSystem", "CLinux", .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules"]),
+        .testTarget(name: "StageboxEngineTests", dependencies: ["StageboxEngine", "StageboxPortRules", "StageboxTestSupport"]),
         .testTarget(name: "StageboxLoggingTests", dependencies: ["StageboxLogging", "StageboxSystem"]),
         .testTarget(name: "StageboxProtocolTests", dependencies: [
-            "StageboxProtocol", "StageboxSystem", "StageboxPortRules", .product(name: "SystemPackage", package: "swift-system"),
+            "StageboxProtocol", "StageboxSystem", "StageboxPortRules", "StageboxTestSupport", .product(name: "SystemPackage", package: "swift-system"),
             .product(name: "Atomics", package: "swift-atomics"),
         ]),
         .testTarget(name: "StageboxSystemTests", dependencies: ["StageboxSystem", .product(name: "SystemPackage", package: "swift-system")]),
@@ -217,7 +217,7 @@ let package = Package(
             "StageboxDrivers", "StageboxEngine",
         ]),
         .testTarget(name: "StageboxStateTests", dependencies: ["StageboxState", "StageboxEngine", "StageboxTestSupport"]),
-        .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient", "StageboxSystem"]),
+        .testTarget(name: "StageboxClientTests", dependencies: ["StageboxClient", "StageboxSystem", "StageboxTestSupport"]),
         .testTarget(name: "StageboxAudioFilesTests", dependencies: ["StageboxAudioFiles", "StageboxTestSupport"]),
         .testTarget(name: "StageboxDriversTests", dependencies: [
             "StageboxDrivers", "CALSA", "StageboxAudioFiles", "StageboxSystem", "StageboxTestSupport",

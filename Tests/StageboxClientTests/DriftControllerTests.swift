@@ -1,4 +1,5 @@
 @testable import StageboxClient
+import StageboxTestSupport
 import Testing
 
 /// A sender or receiver on a clock `factor` times the codec's, simulated with exact arithmetic:
@@ -83,6 +84,9 @@ struct DriftSimulation {
     /// second, with a millisecond of lateness on every call.
     @Test(arguments: 0..<cases.count)
     func driftIsMeasuredAndHeld(index: Int) {
+        // Under qemu-user three of the ten (each direction, and the poor crystal): the same
+        // arithmetic on the other CPU; every case runs on x86_64.
+        guard !Emulation.isQEMUUser || [0, 5, 8].contains(index) else { return }
         let (direction, rate, factor) = Self.cases[index]
         var sim = DriftSimulation(direction, rate: rate, factor: factor)
         sim.run(seconds: 120)
@@ -113,7 +117,7 @@ struct DriftSimulation {
     @Test func noDriftIsNoCorrection() {
         for direction in [DriftController.Direction.toBus, .fromBus] {
             var sim = DriftSimulation(direction, rate: 48000, factor: 1, jitterNanos: 2_000_000)
-            sim.run(seconds: 300)
+            sim.run(seconds: Double(Emulation.scaled(300)))
             #expect(sim.ratio == 1, "\(direction): \(sim.ratio)")
         }
     }

@@ -3,13 +3,14 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import StageboxTestSupport
 import Testing
 @testable import StageboxEngine
 
 @Suite struct ToneGeneratorTests {
     /// The phasor carried from period to period stays on the true sine, in level and phase,
-    /// over an hour of 48 kHz audio: 440 Hz repeats every 1,200 frames (11 cycles), so the exact value of
-    /// frame n is the sine of (n mod 1200).
+    /// over an hour of 48 kHz audio (six minutes under qemu-user): 440 Hz repeats every 1,200
+    /// frames (11 cycles), so the exact value of frame n is the sine of (n mod 1200).
     @Test func theSineStaysOnTheTrueSineForAnHour() {
         let rate = 48000, period = 4800
         let tone = ToneGenerator(signal: .sine, frequency: 440, levelDB: 0, sampleRate: rate)
@@ -17,7 +18,7 @@ import Testing
         let cycle = CycleInfo(framePosition: 0, hostTimeNanos: 0, sampleRate: rate)
         var worst: Float = 0
         var n = 0
-        for _ in 0..<(3600 * rate / period) {
+        for _ in 0..<Emulation.scaled(3600 * rate / period) {
             tone.process(buffer, frames: period, cycle: cycle)
             let out = buffer.channel(0)
             // Every period's first and last frames: enough to see level or phase wander.

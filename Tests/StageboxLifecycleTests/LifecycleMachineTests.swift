@@ -1,6 +1,7 @@
 import Testing
 import StageboxDrivers
 import StageboxLifecycle
+import StageboxTestSupport
 
 /// The state machine on its own: every transition, and the rule under random sequences.
 @Suite struct LifecycleMachineTests {
@@ -196,7 +197,7 @@ import StageboxLifecycle
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((seed >> 33) % UInt64(n))
         }
-        for _ in 0..<200 {
+        for _ in 0..<Emulation.scaled(200) {
             var r = Rig()
             r.open()
             for _ in 0..<2000 {

@@ -2,6 +2,7 @@ import StageboxProtocol
 import SystemPackage
 import Testing
 import StageboxSystem
+import StageboxTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -60,7 +61,7 @@ let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 240, 256, 264, 272, 10
 
     /// The server consumes a client's sender ring and produces into a receiver ring while the
     /// client writes adversarial values over every header word and the data, 200 000 times from a
-    /// fixed seed. Nothing traps, no call loops without end, everything read back is in range,
+    /// fixed seed (a tenth of that under qemu-user). Nothing traps, no call loops without end, everything read back is in range,
     /// and every impossible position is reported as a fault rather than used.
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func theServerSurvivesAnythingTheClientWrites(seed: UInt64) throws {
@@ -70,7 +71,7 @@ let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 240, 256, 264, 272, 10
         let block = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 1024)
         defer { block.deallocate() }
         block.update(repeating: 0.25, count: 2 * 1024)
-        for step in 0..<25_000 {
+        for step in 0..<Emulation.scaled(25_000) {
             // The client: an honest write most of the time, a poke some of the time.
             if rng.next() % 4 == 0 {
                 let offset = headerWords[Int(rng.next() % UInt64(headerWords.count))]
@@ -124,7 +125,7 @@ let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 240, 256, 264, 272, 10
         let block = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 1024)
         defer { block.deallocate() }
         block.update(repeating: -0.5, count: 2 * 1024)
-        for _ in 0..<25_000 {
+        for _ in 0..<Emulation.scaled(25_000) {
             switch rng.next() % 4 {
             case 0: pair.poke(128, adversarialWord(&rng, near: pair.peek(128)))
             case 1: pair.poke(64, adversarialWord(&rng, near: pair.peek(64)))
@@ -154,7 +155,7 @@ let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 240, 256, 264, 272, 10
         var next: Float = 0, expected: Float = 0
         let block = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
         defer { block.deallocate() }
-        for _ in 0..<50_000 {
+        for _ in 0..<Emulation.scaled(50_000) {
             let n = Int(rng.next() % 300)
             for i in 0..<n { block[i] = next; next += 1 }
             pair.client.write(block, frames: n)

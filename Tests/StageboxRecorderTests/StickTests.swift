@@ -114,10 +114,11 @@ extension RecorderTests {
         @Test func aSecondCopyWhileOneRunsIsRefused() throws {
             let c = copier()
             let source = try temporaryDirectory("copy-busy")
-            _ = FileManager.default.createFile(atPath: source + "/a.wav", contents: Data(repeating: 1, count: 8 << 20))
+            let size = Emulation.scaled(8 << 20) // still copying when the second start comes, even on x86_64
+            _ = FileManager.default.createFile(atPath: source + "/a.wav", contents: Data(repeating: 1, count: size))
             let target = try temporaryDirectory("copy-busy-target")
-            #expect(c.start([("a.wav", 8 << 20)], from: source, into: target) { _ in } == nil)
-            #expect(c.start([("a.wav", 8 << 20)], from: source, into: target) { _ in } == "a copy is already running")
+            #expect(c.start([("a.wav", UInt64(size))], from: source, into: target) { _ in } == nil)
+            #expect(c.start([("a.wav", UInt64(size))], from: source, into: target) { _ in } == "a copy is already running")
             _ = waitForCopy(c)
         }
 
@@ -133,7 +134,7 @@ extension RecorderTests.StickTests {
     @Test func aCopyWaitsWhileATakeRecordsAndStopsWhenItsStickGoes() throws {
         let source = try temporaryDirectory("copy-wait")
         for name in ["a.wav", "b.wav"] {
-            _ = FileManager.default.createFile(atPath: source + "/" + name, contents: Data(repeating: 2, count: 4 << 20))
+            _ = FileManager.default.createFile(atPath: source + "/" + name, contents: Data(repeating: 2, count: Emulation.scaled(4 << 20)))
         }
         let stick = try temporaryDirectory("copy-wait-stick")
         let target = stick + "/takes"
