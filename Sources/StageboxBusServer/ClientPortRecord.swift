@@ -13,13 +13,23 @@ public struct ClientPortRecord: Sendable {
     /// A receiver that takes its sources apart.
     public var separate = false
 
-    public var underruns: Int { rings.map { $0.ring.underruns }.reduce(0, +) }
-    public var overruns: Int { rings.map { $0.ring.overruns }.reduce(0, +) }
+    public var underruns: Int { Self.total(rings.map { $0.ring.underruns }) }
+    public var overruns: Int { Self.total(rings.map { $0.ring.overruns }) }
     public var fill: Int { rings.first?.ring.available ?? 0 }
     /// The fill level the client holds its drift correction at (0 when it does not say).
     public var targetFill: Int { rings.first?.ring.targetFill ?? 0 }
     /// The client's conversion ratio (nil when its ring holds nonsense there).
     public var ratio: Double? { rings.first?.ring.ratio ?? 1 }
+
+    /// Counts from the rings' headers, which the client can write: each is at most Int.max,
+    /// and their sum stops there too (a hostile filter's two rings saying Int.max each trapped
+    /// the server when its leave line added them).
+    static func total(_ counts: [Int]) -> Int {
+        counts.reduce(0) { sum, count in
+            let (next, overflow) = sum.addingReportingOverflow(count)
+            return overflow ? Int.max : next
+        }
+    }
 }
 
 /// Keeps a ring reachable from records without making them non-Sendable.
