@@ -58,6 +58,7 @@ struct PlayCommand: ParsableCommand {
             // Pace on the bus: wait for room rather than overrun the ring.
             while !sender.waitForSpace(frames: n, timeoutSeconds: 0.5) {
                 if StopSignals.stopRequested { break }
+                try exitIfTheBusWentAway(client, "play", "\(played) frames of \(file) were played")
             }
             samples.withUnsafeBufferPointer { sender.send($0.baseAddress!, frames: n) }
             played += n
@@ -120,7 +121,13 @@ struct RecordCommand: ParsableCommand {
         var samples = [Float](repeating: 0, count: block * channels)
         var recorded = 0
         while !StopSignals.stopRequested && recorded < (limit ?? Int.max) {
-            guard receiver.waitForData(frames: block, timeoutSeconds: 0.5) else { continue }
+            guard receiver.waitForData(frames: block, timeoutSeconds: 0.5) else {
+                // A bus that went away sends nothing more: keep what came, and say so.
+                guard client.connection.lostReason != nil else { continue }
+                do { try writer.close() } catch { printError("stagebox record: \(error)") }
+                try exitIfTheBusWentAway(client, "record", "\(file) keeps the \(recorded) frames recorded before")
+                continue
+            }
             let n = min(block, (limit ?? Int.max) - recorded)
             samples.withUnsafeMutableBufferPointer { _ = receiver.receive(into: $0.baseAddress!, frames: n) }
             do { try samples.withBuffer { p throws(AudioFileError) in try writer.write(p.baseAddress!, frames: n) } } catch {
@@ -132,6 +139,14 @@ struct RecordCommand: ParsableCommand {
         do { try writer.close() } catch { printError("stagebox record: \(error)"); throw ExitCode(1) }
         print("recorded \(recorded) frames to \(file) from \(receiver.name) (underruns \(receiver.underruns), overruns \(receiver.overruns))")
     }
+}
+
+/// Ends a command whose bus went away (the server stopped or died): nothing more will come or
+/// be taken, so it says why and what it did, and exits 1 instead of waiting for ever.
+private func exitIfTheBusWentAway(_ client: BusClient, _ command: String, _ done: String) throws {
+    guard let lost = client.connection.lostReason else { return }
+    printError("stagebox \(command): the bus went away (\(lost)); \(done)")
+    throw ExitCode(1)
 }
 
 /// Waits until `endpoint`'s port (PORT or PORT:CHANNEL) is on the bus, or fails after `seconds`
@@ -207,6 +222,7 @@ struct NoiseCommand: ParsableCommand {
                 state ^= state << 13; state ^= state >> 17; state ^= state << 5
                 samples[i] = Int16((Double(state) / Double(UInt32.max) * 2 - 1) * amplitude)
             }
+            try exitIfTheBusWentAway(client, "noise", "\(sent) frames were sent")
             samples.withUnsafeBufferPointer { sender.send(int16: $0.baseAddress!, frames: frames) }
             sent += frames
             usleep(10_000)

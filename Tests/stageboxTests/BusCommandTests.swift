@@ -232,3 +232,56 @@ extension BusCommandTests {
         #expect(loud.status != 0 && loud.stderr.contains("--level-db must be 0 or less"), "\(loud.stderr)")
     }
 }
+
+extension BusCommandTests {
+    /// A board that dies mid-take (here: SIGKILL) ends `stagebox record` within a second or so:
+    /// it says the bus went away, exits 1, and its file keeps what came before, whole.
+    @Test func aRecordWhoseBusDiesEndsAndKeepsItsTake() throws {
+        let board = try SimulatedBoard()
+        defer { if board.isRunning { _ = board.stop() } }
+        let keep = try Scratch()
+        defer { keep.remove() }
+        let take = keep.path("cut.wav")
+        let recorder = try board.start(["record", take, "--port", "rec.in", "--from", "codec.in"])
+        #expect(eventually { (try? board.stagebox(["ports"]).stdout.contains("rec.in")) == true })
+        usleep(1_000_000)
+        kill(board.process.processIdentifier, SIGKILL)
+        board.process.waitUntilExit()
+        #expect(eventually(5) { !recorder.isRunning }, "record still waits for a bus that is gone")
+        if recorder.isRunning { recorder.terminate() }
+        recorder.waitUntilExit()
+        let said = output(of: recorder)
+        #expect(recorder.terminationStatus == 1)
+        #expect(said.stderr.contains("stagebox record: the bus went away") && said.stderr.contains("cut.wav keeps the"),
+                "\(said.stderr)")
+        let frames = try AudioFileReader(path: take).readAll().count / 2
+        #expect(frames > 24000, "the take before the board died: \(frames) frames")
+    }
+}
+
+extension BusCommandTests {
+    /// `play` waiting for room and `noise` sending on their own clock end too when the board
+    /// dies, saying so, instead of waiting or sending into nothing for ever.
+    @Test(arguments: ["play", "noise"]) func aClientWhoseBusDiesEnds(command: String) throws {
+        let board = try SimulatedBoard()
+        defer { if board.isRunning { _ = board.stop() } }
+        let keep = try Scratch()
+        defer { keep.remove() }
+        let file = keep.path("long.wav")
+        let writer = try AudioFileWriter(path: file, sampleRate: 48000, channels: 1, encoding: .pcm16)
+        try writer.write([Float](repeating: 0.1, count: 48000 * 60))
+        try writer.close()
+        let client = try board.start(command == "play" ? ["play", file, "--port", "p.out", "--to", "codec.out"]
+                                                       : ["noise", "--port", "n.out", "--to", "codec.out"])
+        #expect(eventually { (try? board.stagebox(["ports"]).stdout.contains(command == "play" ? "p.out" : "n.out")) == true })
+        usleep(500_000)
+        kill(board.process.processIdentifier, SIGKILL)
+        board.process.waitUntilExit()
+        #expect(eventually(5) { !client.isRunning }, "\(command) still runs on a bus that is gone")
+        if client.isRunning { client.terminate() }
+        client.waitUntilExit()
+        let said = output(of: client)
+        #expect(client.terminationStatus == 1)
+        #expect(said.stderr.contains("stagebox \(command): the bus went away"), "\(said.stderr)")
+    }
+}
