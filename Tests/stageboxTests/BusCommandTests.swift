@@ -245,13 +245,7 @@ extension BusCommandTests {
         let recorder = try board.start(["record", take, "--port", "rec.in", "--from", "codec.in"])
         #expect(eventually { (try? board.stagebox(["ports"]).stdout.contains("rec.in")) == true })
         usleep(1_000_000)
-        kill(board.process.processIdentifier, SIGKILL)
-        board.process.waitUntilExit()
-        #expect(eventually(5) { !recorder.isRunning }, "record still waits for a bus that is gone")
-        if recorder.isRunning { recorder.terminate() }
-        recorder.waitUntilExit()
-        let said = output(of: recorder)
-        #expect(recorder.terminationStatus == 1)
+        let said = killBoard(board, thenWaitFor: recorder, "record")
         #expect(said.stderr.contains("stagebox record: the bus went away") && said.stderr.contains("cut.wav keeps the"),
                 "\(said.stderr)")
         let frames = try AudioFileReader(path: take).readAll().count / 2
@@ -275,13 +269,19 @@ extension BusCommandTests {
                                                        : ["noise", "--port", "n.out", "--to", "codec.out"])
         #expect(eventually { (try? board.stagebox(["ports"]).stdout.contains(command == "play" ? "p.out" : "n.out")) == true })
         usleep(500_000)
-        kill(board.process.processIdentifier, SIGKILL)
-        board.process.waitUntilExit()
-        #expect(eventually(5) { !client.isRunning }, "\(command) still runs on a bus that is gone")
-        if client.isRunning { client.terminate() }
-        client.waitUntilExit()
-        let said = output(of: client)
-        #expect(client.terminationStatus == 1)
+        let said = killBoard(board, thenWaitFor: client, command)
         #expect(said.stderr.contains("stagebox \(command): the bus went away"), "\(said.stderr)")
     }
+}
+
+/// Kills the board (SIGKILL: no goodbye to its clients) and expects `client` to end on its own
+/// within 5 s with exit status 1; returns what it printed.
+private func killBoard(_ board: SimulatedBoard, thenWaitFor client: Process, _ command: String) -> (stdout: String, stderr: String) {
+    kill(board.process.processIdentifier, SIGKILL)
+    board.process.waitUntilExit()
+    #expect(eventually(5) { !client.isRunning }, "\(command) still runs on a bus that is gone")
+    if client.isRunning { client.terminate() }
+    client.waitUntilExit()
+    #expect(client.terminationStatus == 1)
+    return output(of: client)
 }
