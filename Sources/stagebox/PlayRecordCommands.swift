@@ -122,10 +122,10 @@ struct RecordCommand: ParsableCommand {
         var recorded = 0
         while !StopSignals.stopRequested && recorded < (limit ?? Int.max) {
             guard receiver.waitForData(frames: block, timeoutSeconds: 0.5) else {
-                // A bus that went away sends nothing more: keep what came, and say so.
-                guard client.connection.lostReason != nil else { continue }
-                do { try writer.close() } catch { printError("stagebox record: \(error)") }
-                try exitIfTheBusWentAway(client, "record", "\(file) keeps the \(recorded) frames recorded before")
+                // A bus that went away sends nothing more: the file keeps what came, whole.
+                try exitIfTheBusWentAway(client, "record", "\(file) keeps the \(recorded) frames recorded before") {
+                    do { try writer.close() } catch { printError("stagebox record: \(error)") }
+                }
                 continue
             }
             let n = min(block, (limit ?? Int.max) - recorded)
@@ -142,9 +142,12 @@ struct RecordCommand: ParsableCommand {
 }
 
 /// Ends a command whose bus went away (the server stopped or died): nothing more will come or
-/// be taken, so it says why and what it did, and exits 1 instead of waiting for ever.
-private func exitIfTheBusWentAway(_ client: BusClient, _ command: String, _ done: String) throws {
+/// be taken, so it runs `first` (a file to close), says why and what it did, and exits 1
+/// instead of waiting for ever.
+private func exitIfTheBusWentAway(_ client: BusClient, _ command: String, _ done: String,
+                                  first: () -> Void = {}) throws {
     guard let lost = client.connection.lostReason else { return }
+    first()
     printError("stagebox \(command): the bus went away (\(lost)); \(done)")
     throw ExitCode(1)
 }

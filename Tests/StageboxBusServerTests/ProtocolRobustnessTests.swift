@@ -110,7 +110,8 @@ extension BusTests {
         }
 
         @Test func theParserSurvivesRandomInput() {
-            // A fixed seed: the same mutations every run (200 000 inputs; a tenth under qemu-user). Every outcome is a message or an error.
+            // A fixed seed: the same mutations every run (200 000 inputs; a tenth under
+            // qemu-user). Every outcome is a message or an error.
             var state: UInt64 = 0x5EED
             func next() -> UInt64 { state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407; return state >> 33 }
             let seeds: [[UInt8]] = [

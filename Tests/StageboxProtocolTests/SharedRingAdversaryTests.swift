@@ -61,8 +61,9 @@ let headerWords = [64, 128, 192, 200, 208, 216, 224, 232, 240, 256, 264, 272, 10
 
     /// The server consumes a client's sender ring and produces into a receiver ring while the
     /// client writes adversarial values over every header word and the data, 200 000 times from a
-    /// fixed seed (a tenth of that under qemu-user). Nothing traps, no call loops without end, everything read back is in range,
-    /// and every impossible position is reported as a fault rather than used.
+    /// fixed seed (a tenth of that under qemu-user). Nothing traps, no call loops without end,
+    /// everything read back is in range, and every impossible position is reported as a fault
+    /// rather than used.
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func theServerSurvivesAnythingTheClientWrites(seed: UInt64) throws {
         var rng = SeededGenerator(state: 0x9E37_79B9_7F4A_7C15 &* seed)

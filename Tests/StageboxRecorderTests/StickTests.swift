@@ -134,7 +134,8 @@ extension RecorderTests.StickTests {
     @Test func aCopyWaitsWhileATakeRecordsAndStopsWhenItsStickGoes() throws {
         let source = try temporaryDirectory("copy-wait")
         for name in ["a.wav", "b.wav"] {
-            _ = FileManager.default.createFile(atPath: source + "/" + name, contents: Data(repeating: 2, count: Emulation.scaled(4 << 20)))
+            let size = Emulation.scaled(4 << 20)
+            _ = FileManager.default.createFile(atPath: source + "/" + name, contents: Data(repeating: 2, count: size))
         }
         let stick = try temporaryDirectory("copy-wait-stick")
         let target = stick + "/takes"

@@ -261,12 +261,15 @@ extension BusCommandTests {
         defer { if board.isRunning { _ = board.stop() } }
         let keep = try Scratch()
         defer { keep.remove() }
-        let file = keep.path("long.wav")
-        let writer = try AudioFileWriter(path: file, sampleRate: 48000, channels: 1, encoding: .pcm16)
-        try writer.write([Float](repeating: 0.1, count: 48000 * 60))
-        try writer.close()
-        let client = try board.start(command == "play" ? ["play", file, "--port", "p.out", "--to", "codec.out"]
-                                                       : ["noise", "--port", "n.out", "--to", "codec.out"])
+        var arguments = ["noise", "--port", "n.out", "--to", "codec.out"]
+        if command == "play" {
+            let file = keep.path("long.wav") // a minute: still playing when the board dies
+            let writer = try AudioFileWriter(path: file, sampleRate: 48000, channels: 1, encoding: .pcm16)
+            try writer.write([Float](repeating: 0.1, count: 48000 * 60))
+            try writer.close()
+            arguments = ["play", file, "--port", "p.out", "--to", "codec.out"]
+        }
+        let client = try board.start(arguments)
         #expect(eventually { (try? board.stagebox(["ports"]).stdout.contains(command == "play" ? "p.out" : "n.out")) == true })
         usleep(500_000)
         let said = killBoard(board, thenWaitFor: client, command)
