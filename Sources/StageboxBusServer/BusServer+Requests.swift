@@ -19,13 +19,16 @@ extension BusServer {
             createPort(request, client: client, session: session, id: id)
         case .removePort(let name):
             let full = name.contains(".") ? name : "\(client).\(name)"
-            guard session.ports[full] != nil else {
+            guard let record = session.ports[full] else {
                 return reply(session, id, .error(.noSuchPort, "\(full) is not a port of \(client)"))
             }
             try? engine.removePort(full)
             session.ports[full] = nil
             publish()
             reply(session, id, .ok)
+            // What it missed stays in the log (the ALSA plugin removes its port before it leaves).
+            let missed = Self.shortfalls([record])
+            if !missed.isEmpty { logger.info("bus: \(session.label) removed \(full)\(missed)") }
         case .listPorts:
             reply(session, id, .ports(portInfos()))
         case .listConnections:

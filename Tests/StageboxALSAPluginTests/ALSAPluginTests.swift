@@ -25,20 +25,24 @@ import Musl
         return (aplay, output(of: recorder).stdout)
     }
 
-    /// 30 s of 16-bit stereo noise at the bus's rate: the recording holds every sample, bit for
-    /// bit, in order, after the silence before the first. No dropout and bit-exactness are judged
-    /// when the machine itself did not stall meanwhile (`StallWatch`).
+    /// 30 s of 16-bit stereo noise at the bus's rate, in real time (the appliance's own speed):
+    /// the recording holds every sample, bit for bit, in order, after the silence before the
+    /// first. In every run nothing is lost or altered: a dropout (the plugin's ring found empty,
+    /// when the machine stalled its thread) only inserts silence, and the board's log counts it.
+    /// No dropout at all is judged when the machine itself did not stall (`StallWatch`). At 4×
+    /// the plugin's 20 ms cushion is 5 ms of real time, which this machine's stalls outlast: 11
+    /// of 12 runs had 1–21 dropouts there (and nobody said so before the removed port's line).
     @Test func aplayOfThirtySecondsArrivesBitExact() throws {
-        let board = try SimulatedBoard(speed: 4)
+        let board = try SimulatedBoard()
         let alsa = try ALSAPrograms(board: board)
-        defer { alsa.remove(); _ = board.stop() }
+        defer { alsa.remove(); if board.isRunning { _ = board.stop() } }
         let input = board.scratch.path("noise.wav")
         let frames = 30 * 48000
         var x: UInt32 = 7
         var samples = [Float](repeating: 0, count: frames * 2)
         for i in 0..<samples.count {
             x = x &* 22_695_477 &+ 1
-            samples[i] = Float(Int16(truncatingIfNeeded: x >> 16) | 1) / 32768 // never 0: the start is unambiguous
+            samples[i] = Float(Int16(truncatingIfNeeded: x >> 16) | 1) / 32768 // never 0: silence is unambiguous
         }
         let writer = try AudioFileWriter(path: input, sampleRate: 48000, channels: 2, encoding: .pcm16)
         try writer.write(samples)
@@ -48,16 +52,20 @@ import Musl
         let watch = StallWatch()
         let (aplay, record) = try recordAplay(board, alsa, file: input, name: "noise", into: output)
         let stalls = watch.finish()
-        #expect(aplay.status == 0, "\(aplay.output)")
         let got = try AudioFileReader(path: output).readAll()
-        let start = got.firstIndex { $0 != 0 } ?? got.count
-        let mismatch = zip(got[start...], samples).enumerated().first { $0.element.0 != $0.element.1 }
-        print(StallWatch.report(stalls, "aplay of 30 s") + "; " + (mismatch.map { "frame \($0.offset / 2) differs" } ?? "bit-exact"))
+        let log = board.stop()
+        #expect(aplay.status == 0, "\(aplay.output)")
+        let heard = Heard(got)
+        let reported = Heard.underruns(of: "noise.out", in: log)
+        print(StallWatch.report(stalls, "aplay of 30 s") + "; \(heard.gaps) gaps of silence, \(reported) underruns logged; "
+              + (heard.sound == samples ? "bit-exact" : "\(heard.sound.count / 2) frames of sound"))
+        #expect(heard.sound.count == samples.count, "\(heard.sound.count / 2) of \(frames) frames arrived")
+        #expect(heard.sound == samples, "the sound is not the noise played, in order, bit for bit")
+        #expect(heard.gaps <= reported, "\(heard.gaps) gaps of silence, \(reported) underruns in the board's log")
         if stalls.isEmpty {
             #expect(!aplay.output.contains("underrun"), "\(aplay.output)")
             #expect(record.contains("underruns 0, overruns 0"), "\(record)")
-            #expect(got.count - start >= samples.count, "the recording has \((got.count - start) / 2) of \(frames) frames")
-            #expect(mismatch == nil, "frame \((mismatch?.offset ?? 0) / 2) differs")
+            #expect(heard.gaps == 0 && reported == 0, "\(heard.gaps) gaps, \(reported) underruns logged")
         }
     }
 
@@ -272,5 +280,33 @@ import Musl
         aplay.waitUntilExit()
         let out = output(of: aplay).stdout
         #expect(aplay.terminationStatus == 0, "\(out)")
+    }
+}
+
+/// A recording of noise that has no zero sample: the sound (every non-zero sample, in order)
+/// and the gaps of silence inside it (the silence before the first sample and after the last
+/// is not a gap).
+private struct Heard {
+    var sound: [Float] = []
+    var gaps = 0
+
+    init(_ recording: [Float]) {
+        var silent = false
+        for x in recording {
+            if x == 0 {
+                silent = !sound.isEmpty
+            } else {
+                if silent { gaps += 1 }
+                silent = false
+                sound.append(x)
+            }
+        }
+    }
+
+    /// The underruns the board logged for `port` ("removed PORT; PORT N underruns, …").
+    static func underruns(of port: String, in log: String) -> Int {
+        guard let line = log.split(separator: "\n").last(where: { $0.contains("\(port) ") && $0.contains("underrun") }),
+              let range = line.range(of: "\(port) ") else { return 0 }
+        return Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
     }
 }

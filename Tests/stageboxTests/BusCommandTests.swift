@@ -185,6 +185,29 @@ extension BusCommandTests {
         // A port that never ran short adds nothing to its line.
         #expect(log.contains("steady") && !log.contains("steady.out 0"), "\(log)")
     }
+
+    /// A client that removes its port before it leaves (as the ALSA plugin does at every close)
+    /// has the port's dropouts logged when the port goes: its leave line no longer has the port.
+    @Test func aRemovedPortsLineNamesItsUnderruns() throws {
+        let board = try SimulatedBoard()
+        var log = ""
+        defer { if board.isRunning { log = board.stop() } }
+        #expect(eventually { (try? board.stagebox(["ports"]).status) == 0 })
+        let client = try BusClient(name: "dry", socketPath: board.socket)
+        var sender: SenderPort? = try client.addSender(name: "out", channels: 2)
+        var steady: SenderPort? = try client.addSender(name: "steady", channels: 2)
+        let block = [Float](repeating: 0.25, count: 2 * 256)
+        for _ in 0..<2 { block.withUnsafeBufferPointer { sender?.send($0.baseAddress!, frames: 256) } }
+        #expect(eventually(10) { (sender?.underruns ?? 0) > 0 }, "the bus took what was sent and ran dry")
+        sender = nil
+        steady = nil
+        #expect(steady == nil && eventually { (try? board.stagebox(["ports"]).stdout.contains("dry.")) == false })
+        client.close()
+        log = board.stop()
+        #expect(log.contains("removed dry.out; dry.out 1 underrun, 0 overruns"), "\(log)")
+        #expect(!log.contains("removed dry.steady") && log.contains("dry (pid"), "\(log)")
+        #expect(!log.contains("left: disconnected;"), "the leave line has no ports left to name: \(log)")
+    }
 }
 
 func eventually(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
