@@ -180,7 +180,7 @@ let package = Package(
         // A test program: drives an ALSA PCM with alsa-lib's snd_pcm_* calls (the plugin's tests).
         .executableTarget(name: "pcm-probe", dependencies: ["CALSA"], path: "Tests/PCMProbe"),
         // Helpers shared by the test targets.
-        .target(name: "StageboxTestSupport", dependencies: ["CLinux", "StageboxRealtime", "StageboxSystem", "StageboxHealth"],
+        .target(name: "StageboxTestSupport", dependencies: ["CLinux", "StageboxRealtime", "StageboxSystem", "StageboxHealth", "StageboxProtocol"],
                 path: "Tests/StageboxTestSupport"),
         .testTarget(name: "StageboxRealtimeTests", dependencies: ["StageboxRealtime", "StageboxSystem"]),
         .testTarget(name: "StageboxFormattingTests", dependencies: ["StageboxFormatting"]),
@@ -243,7 +243,7 @@ let package = Package(
             "StageboxTriggers", "StageboxRealtime", "StageboxSystem", "StageboxTestSupport", "StageboxPortRules",
         ]),
         .testTarget(name: "stageboxTests", dependencies: [
-            "stagebox", "StageboxAudioFiles", "StageboxClient", "StageboxRealtime", "StageboxSystem", "StageboxTestSupport", "CLinux",
+            "stagebox", "StageboxAudioFiles", "StageboxClient", "StageboxProtocol", "StageboxRealtime", "StageboxSystem", "StageboxTestSupport", "CLinux",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -313,23 +313,21 @@ public final class BusServer: @unchecked Sendable {
     }
 
     func reply(_ session: ClientSession, _ id: UInt32, _ message: ServerMessage, fds: [FileDescriptor] = []) {
-        if !session.send(message.encoded(requestID: id), fds: fds) {
-            end(session, reason: "not reading its socket")
-        }
+        if let failure = session.send(message.encoded(requestID: id), fds: fds) { end(session, reason: failure) }
     }
 
     func broadcast(_ event: BusEvent) {
         if event == .connectionsChanged { nameSeparateSources(sessions) }
         let bytes = ServerMessage.event(event).encoded(requestID: 0)
         for session in sessions where session.name != nil {
-            if !session.send(bytes) { end(session, reason: "not reading its socket") }
+            if let failure = session.send(bytes) { end(session, reason: failure) }
         }
     }
 
     /// Sends an event to the one session with this serial, if it is still here.
     private func send(_ event: BusEvent, toSession serial: UInt64) {
         guard let session = sessions.first(where: { $0.serial == serial }) else { return }
-        if !session.send(ServerMessage.event(event).encoded(requestID: 0)) { end(session, reason: "not reading its socket") }
+        if let failure = session.send(ServerMessage.event(event).encoded(requestID: 0)) { end(session, reason: failure) }
     }
 
     /// Ends a session: its ports leave the bus (their connections fade out), its memory and

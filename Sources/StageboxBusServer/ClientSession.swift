@@ -40,9 +40,10 @@ final class ClientSession {
 
     var label: String { "\(name ?? "client") (pid \(pid), uid \(uid), gid \(gid))" }
 
-    /// Sends one frame with descriptors attached. False when the client cannot take it
-    /// (its socket buffer is full: it stopped reading) or is gone.
-    func send(_ bytes: [UInt8], fds: [FileDescriptor] = []) -> Bool {
+    /// Sends one frame with descriptors attached. Nil when sent; else why the client could not
+    /// take it, for its leave line: its socket buffer stayed full (it stopped reading), or it
+    /// is gone (it closed its end while the bus was writing to it).
+    func send(_ bytes: [UInt8], fds: [FileDescriptor] = []) -> String? {
         var offset = 0
         var fdsToSend = fds
         while offset < bytes.count {
@@ -58,11 +59,13 @@ final class ClientSession {
             case .failure(.wouldBlock):
                 // Give a slow reader a moment, never more: the server must not stall.
                 var p = pollfd(fd: socket.rawValue, events: Int16(POLLOUT), revents: 0)
-                if poll(&p, 1, 100) <= 0 { return false }
-            case .failure:
-                return false
+                if poll(&p, 1, 100) <= 0 { return "not reading its socket" }
+            case .failure(.brokenPipe), .failure(.connectionReset):
+                return "disconnected"
+            case .failure(let error):
+                return "socket error: \(error)"
             }
         }
-        return true
+        return nil
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import StageboxAudioFiles
 import StageboxClient
+import StageboxProtocol
 import StageboxTestSupport
 import Testing
 
@@ -207,6 +208,41 @@ extension BusCommandTests {
         #expect(log.contains("removed dry.out; dry.out 1 underrun, 0 overruns"), "\(log)")
         #expect(!log.contains("removed dry.steady") && log.contains("dry (pid"), "\(log)")
         #expect(!log.contains("left: disconnected;"), "the leave line has no ports left to name: \(log)")
+    }
+}
+
+extension BusCommandTests {
+    /// A client that asks and never reads the answers is let go once its socket is full, and
+    /// its leave line says why; one that goes away while the bus answers it is "disconnected"
+    /// there. The bus carries on for everyone else.
+    @Test func aClientThatStopsReadingIsLetGoAndItsLineSaysWhy() throws {
+        let board = try SimulatedBoard()
+        var log = ""
+        defer { if board.isRunning { log = board.stop() } }
+        #expect(eventually { (try? board.stagebox(["ports"]).status) == 0 })
+        let deaf = try RawSocket(path: board.socket)
+        deaf.send(ClientMessage.hello(clientName: "deaf", version: busProtocolVersion).encoded(requestID: 1))
+        guard case .welcome? = deaf.receive() else { Issue.record("no welcome"); return }
+        // Each answer is a list of the ports: thousands of them are more than a socket holds.
+        let ask = ClientMessage.listPorts.encoded(requestID: 2)
+        for _ in 0..<5000 { deaf.send(ask) }
+        #expect(try board.stagebox(["console", "--execute", "clients"]).stdout.contains("CLIENT"), "the console lists clients")
+        #expect(eventually { (try? board.stagebox(["console", "--execute", "clients"]).stdout.contains("deaf")) == false },
+                "deaf is let go")
+        // One that asks and is gone before the answers: the bus finds it gone, not deaf. The
+        // board is stopped meanwhile, so the asks are read and answered only after the close.
+        do {
+            let gone = try RawSocket(path: board.socket)
+            gone.send(ClientMessage.hello(clientName: "gone", version: busProtocolVersion).encoded(requestID: 1))
+            guard case .welcome? = gone.receive() else { Issue.record("no welcome"); return }
+            kill(board.process.processIdentifier, SIGSTOP)
+            for _ in 0..<100 { gone.send(ask) }
+        }
+        kill(board.process.processIdentifier, SIGCONT)
+        #expect(try board.stagebox(["ports"]).stdout.contains("codec.in"), "the bus carries on")
+        log = board.stop()
+        #expect(log.contains("deaf (pid \(getpid()), uid \(getuid()), gid \(getgid())) left: not reading its socket"), "\(log)")
+        #expect(log.contains("gone (pid \(getpid()), uid \(getuid()), gid \(getgid())) left: disconnected"), "\(log)")
     }
 }
 
