@@ -174,10 +174,7 @@ extension BusCommandTests {
         let sender = try client.addSender(name: "out", channels: 2)
         let quiet = try BusClient(name: "steady", socketPath: board.socket)
         _ = try quiet.addSender(name: "out", channels: 2)
-        // Two blocks prime the port (its start cushion); the bus takes them, then finds it empty.
-        let block = [Float](repeating: 0.25, count: 2 * 256)
-        for _ in 0..<2 { block.withUnsafeBufferPointer { sender.send($0.baseAddress!, frames: 256) } }
-        #expect(eventually(10) { sender.underruns > 0 }, "the bus took what was sent and ran dry")
+        #expect(runDry(sender), "the bus took what was sent and ran dry")
         client.close()
         quiet.close()
         #expect(eventually { (try? board.stagebox(["ports"]).stdout.contains("steady.out")) == false })
@@ -197,9 +194,7 @@ extension BusCommandTests {
         let client = try BusClient(name: "dry", socketPath: board.socket)
         var sender: SenderPort? = try client.addSender(name: "out", channels: 2)
         var steady: SenderPort? = try client.addSender(name: "steady", channels: 2)
-        let block = [Float](repeating: 0.25, count: 2 * 256)
-        for _ in 0..<2 { block.withUnsafeBufferPointer { sender?.send($0.baseAddress!, frames: 256) } }
-        #expect(eventually(10) { (sender?.underruns ?? 0) > 0 }, "the bus took what was sent and ran dry")
+        #expect(sender.map(runDry) == true, "the bus took what was sent and ran dry")
         sender = nil
         steady = nil
         #expect(steady == nil && eventually { (try? board.stagebox(["ports"]).stdout.contains("dry.")) == false })
@@ -208,6 +203,13 @@ extension BusCommandTests {
         #expect(log.contains("removed dry.out; dry.out 1 underrun, 0 overruns"), "\(log)")
         #expect(!log.contains("removed dry.steady") && log.contains("dry (pid"), "\(log)")
         #expect(!log.contains("left: disconnected;"), "the leave line has no ports left to name: \(log)")
+    }
+
+    /// Two blocks prime the port (its start cushion); the bus takes them, then finds it empty.
+    private func runDry(_ sender: SenderPort) -> Bool {
+        let block = [Float](repeating: 0.25, count: 2 * 256)
+        for _ in 0..<2 { block.withUnsafeBufferPointer { sender.send($0.baseAddress!, frames: 256) } }
+        return eventually(10) { sender.underruns > 0 }
     }
 }
 
