@@ -25,10 +25,10 @@ extension BusServer {
             try? engine.removePort(full)
             session.ports[full] = nil
             publish()
-            reply(session, id, .ok)
             // What it missed stays in the log (the ALSA plugin removes its port before it leaves).
             let missed = Self.shortfalls([record])
             if !missed.isEmpty { logger.info("bus: \(session.label) removed \(full)\(missed)") }
+            reply(session, id, .ok)
         case .listPorts:
             reply(session, id, .ports(portInfos()))
         case .listConnections:
