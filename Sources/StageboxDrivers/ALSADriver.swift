@@ -226,7 +226,10 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                 continue
             }
 
-            // Process every whole period both streams have room for.
+            // Process every whole period both streams have room for. A period starts where the
+            // one before ended, the first at the wakeup: two looks at the clock a period, not
+            // three (each is a system call where the vDSO cannot read the clock source: HPET).
+            var periodStart = now
             while !control.shouldStop() {
                 // Without capture the playback side alone says when a period is due.
                 let ca = cap.map { snd_pcm_avail_update($0.handle) } ?? snd_pcm_sframes_t(period)
@@ -245,7 +248,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                     waitPlayback = pa < period
                     break
                 }
-                let t0 = monotonicNanoseconds()
+                let t0 = periodStart
                 let waiting = cap == nil ? 0 : Int64(ca) // frames captured before this wakeup
                 let cycle = CycleInfo(framePosition: s.framePosition,
                                       hostTimeNanos: t0 - waiting * 1_000_000_000 / Int64(parameters.sampleRate),
@@ -267,7 +270,7 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                     break
                 }
                 s.framePosition += Int64(period)
-                s.timing.cycleDone(frames: period, startedAt: t0)
+                periodStart = s.timing.cycleDone(frames: period, startedAt: t0)
                 if waitMode.load(ordering: .relaxed) == .timer { break } // the timer paces one period at a time
             }
         }

@@ -181,9 +181,15 @@ public enum SampleFormat: String, Sendable, CaseIterable, Codable {
     @inline(__always) static func fromS24(_ raw: Int32) -> Float { Float((raw << 8) >> 8) * (1 / 8_388_608) }
     /// A 32-bit sample's top 24 bits (Float32 holds no more).
     @inline(__always) static func fromS32(_ v: Int32) -> Float { Float(v >> 8) * (1 / 8_388_608) }
-    /// `x` as a 16-bit sample: clamped, rounded to nearest, ties to even.
+    /// `x` as a 16-bit sample: clamped, rounded to nearest, ties to even. In Float alone, the
+    /// way `rounded` does it in Double: x × 2^15 is exact, and adding 1.5 × 2^23 to a Float of
+    /// magnitude at most 2^15 leaves the integer it rounds to in the low bits of the sum's
+    /// mantissa, its pattern 0x4B40_0000 plus that integer. Half the conversions of the Double
+    /// way, each an emulated helper where no FPU is (qemu's TCG).
     @inline(__always) static func toS16(_ x: Float) -> Int16 {
-        Int16(truncatingIfNeeded: Swift.min(rounded(x, by: 32768), 32767))
+        let shifted = AudioBuffer.clamped(x) * 32768 + 12_582_912
+        let value = Int32(bitPattern: shifted.bitPattern) &- 0x4B40_0000
+        return Int16(truncatingIfNeeded: Swift.min(value, 32767))
     }
     /// `x` as a 24-bit sample.
     @inline(__always) static func toS24(_ x: Float) -> Int32 { Swift.min(rounded(x, by: 8_388_608), 8_388_607) }

@@ -85,6 +85,25 @@ import Testing
         #expect(back == expected.map { $0 * step })
     }
 
+    /// The 16-bit conversion, made in Float alone, against the plain rule (clamp, scale, round
+    /// to nearest with ties to even, saturate) at every step of the scale, a quarter and a half
+    /// step either side of it, and at random values over and within range.
+    @Test func sixteenBitsRoundAsThePlainRuleAtEveryStep() {
+        func plain(_ x: Float) -> Int16 {
+            let c = x.isNaN ? 0 : Swift.min(Swift.max(x, -1), 1)
+            return Int16(Swift.min((c * 32768).rounded(.toNearestOrEven), 32767))
+        }
+        var values: [Float] = []
+        for k in -32770...32770 {
+            for offset: Float in [-0.5, -0.25, 0, 0.25, 0.5] { values.append((Float(k) + offset) / 32768) }
+        }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<100_000 { values.append(Float.random(in: -1.2...1.2, using: &rng)) }
+        let wrong = values.filter { SampleFormat.toS16($0) != plain($0) }
+        let wrongCount = wrong.count
+        #expect(wrongCount == 0, "first: \(wrong.prefix(5).map { "\($0) -> \(SampleFormat.toS16($0)), not \(plain($0))" })")
+    }
+
     @Test func decodesWithAStride() {
         // Interleaved stereo S16: take the right channel only.
         let frames: [Int16] = [1, -1, 2, -2, 3, -3]
