@@ -32,7 +32,7 @@ public protocol AudioDriver: AnyObject, Sendable {
     /// Control-thread work while `run` runs, every tick: writing output files.
     func service() throws(DriverError)
     /// Whether `service` must come every 50 ms even when nothing else is in motion (a ring of
-    /// periods it drains would overflow in an idle tick's 250 ms).
+    /// periods it drains would overflow in an idle tick's second).
     var needsFrequentService: Bool { get }
     /// After the last `close`: writes out and closes what the driver produced.
     func finish() throws(DriverError)

@@ -13,14 +13,16 @@ import Musl
 public enum AudioThreadRunner {
     /// How often the control thread ticks while something is in motion (a take, a fade, events
     /// from the audio thread), and while nothing is: an idle box must cost next to nothing, and
-    /// what needs the control thread sooner signals its wakeup.
+    /// what needs the control thread sooner signals its wakeup (a trigger, a port or connection,
+    /// a stop, SIGINT and SIGTERM). A watchdog fed more often than this shortens it
+    /// (`Appliance`).
     public static let busyTickNanos: Int64 = 50_000_000
-    public static let idleTickNanos: Int64 = 250_000_000
+    public static let idleTickNanos: Int64 = 1_000_000_000
 
     /// Starts `loop` on a new thread at SCHED_FIFO `priority` (0 = normal), calls `scheduled`
     /// on the calling thread with what the scheduler said as soon as the new thread knows, calls
     /// `tick` on the calling thread until the loop returns, and returns the loop's result.
-    /// `tick` says whether it is busy: the next tick comes 50 ms later then, else 250 ms later,
+    /// `tick` says whether it is busy: the next tick comes 50 ms later then, else a second later,
     /// or as soon as `wakeup` is signalled (the loop's end signals it too). Throws when the
     /// thread cannot be started.
     public static func run<Result: Sendable>(priority: Int, scheduled: (RealtimeOutcome) -> Void = { _ in },

@@ -42,7 +42,7 @@ public final class DriverSupervisor {
     /// runs on the calling thread throughout, also while waiting or paused, after the engine's
     /// clean-up (the graph snapshots the audio thread has left are freed here, on the control
     /// thread, whatever else runs). It says whether it is busy: every 50 ms then, else every
-    /// 250 ms, or at once when the control's wakeup is signalled (see `AudioThreadRunner`).
+    /// `idleTickNanos`, or at once when the control's wakeup is signalled (see `AudioThreadRunner`).
     /// Throws when the driver fails in a way that trying again cannot mend (the device cannot
     /// do what the configuration asks; a file cannot be written).
     public func run(tick ownTick: () -> Bool) throws(DriverError) {
@@ -59,7 +59,8 @@ public final class DriverSupervisor {
         while !control.stopRequested {
             if control.pauseRequested {
                 control.state.store(.paused, ordering: .relaxed)
-                waitOrStop(milliseconds: 250, endsOnWakeup: true, tick: tick) // a resume wakes it
+                // A resume wakes it; the idle tick feeds the watchdog meanwhile.
+                waitOrStop(milliseconds: Int(idleTickNanos / 1_000_000), endsOnWakeup: true, tick: tick)
                 continue
             }
             control.state.store(.starting, ordering: .relaxed)

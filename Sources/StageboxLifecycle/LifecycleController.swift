@@ -29,7 +29,7 @@ public final class LifecycleController: Sendable {
     /// Seconds on the monotonic clock.
     public static var now: Double { Double(monotonicNanoseconds()) / 1e9 }
 
-    /// Control thread, every tick (50 or 250 ms, or when woken): moves the lifecycle for what uses the bus now, and
+    /// Control thread, every tick (50 ms busy, a second idle, or when woken): moves the lifecycle for what uses the bus now, and
     /// returns whether it is healthy (whether the watchdog may be fed).
     @discardableResult
     public func tick(use: BusUse, now: Double = LifecycleController.now) -> Bool {

@@ -10,7 +10,8 @@ public final class WatchdogFeeder: @unchecked Sendable {
     private let hardware: Watchdog?
     private let systemd: SystemdNotifier?
     private let timeoutSeconds: Int?
-    private let intervalNanos: Int64
+    /// How often it feeds: the control thread's idle tick must come at least this often.
+    public let intervalNanos: Int64
     private var lastCheckNanos: Int64 = 0
     private let lastFeedNanos = Atomic<Int64>(0)
     private let feeds = Atomic<UInt64>(0)
@@ -30,7 +31,7 @@ public final class WatchdogFeeder: @unchecked Sendable {
     /// Whether anything is watched at all.
     public var isActive: Bool { hardware != nil || systemd?.watchdogIntervalNanos != nil }
 
-    /// Called from the control thread every tick (50 or 250 ms), with whether the lifecycle is healthy
+    /// Called from the control thread every tick (50 ms busy; idle, a second or `intervalNanos`), with whether the lifecycle is healthy
     /// (running with frames moving, or suspended with nothing in use, or starting, resuming,
     /// suspending within their bounded time). Unhealthy: no feed, and the board resets.
     public func tick(healthy: Bool, now: Int64 = monotonicNanoseconds()) {

@@ -94,6 +94,9 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(1)
         }
         defer { appliance.shutdown() }
+        // A stop signal wakes the control thread (it ticks once a second when idle).
+        if let wakeup = appliance.control.wakeup { StopSignals.wakes.store(wakeup.descriptor, ordering: .relaxed) }
+        defer { StopSignals.wakes.store(-1, ordering: .relaxed) }
         let console = startConsole(loaded.config.console, device: options.consoleDevice,
                                    shell: appliance.newConsole(), logger: logger)
         defer {
