@@ -147,8 +147,8 @@ public final class Appliance: Sendable {
         recording.shutdown()
     }
 
-    /// The control thread's periodic work while audio runs. Busy (ticked again in 50 ms, not
-    /// 250) while something is in motion: a stop, events from the audio thread, a take or a
+    /// The control thread's periodic work while audio runs. Busy (ticked again in 50 ms, not a
+    /// second) while something is in motion: a stop, events from the audio thread, a take or a
     /// playback, the lifecycle between its steady states.
     private func tick(events: EventLog) -> Bool {
         let stopping = stopAsked.load(ordering: .relaxed) || externalStop()

@@ -31,7 +31,9 @@ public struct AudioEvent: Sendable, Equatable {
 public final class DriverControl: Sendable {
     public let statistics = AudioStatistics()
     /// Events from the audio thread; drained by a control thread.
-    public let events = SPSCQueue<AudioEvent>(capacity: 256)
+    /// 1024: an idle control thread drains it once a second, and a storm at 64 frames brings
+    /// up to 750 events a second.
+    public let events = SPSCQueue<AudioEvent>(capacity: 1024)
     private let stopFlag = Atomic<Bool>(false)
     /// Frames processed since start.
     public let framesProcessed = Atomic<Int>(0)

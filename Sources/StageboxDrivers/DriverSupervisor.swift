@@ -19,7 +19,8 @@ public final class DriverSupervisor {
     private let firstBackoffMs: Int
     private let longestBackoffMs: Int
 
-    /// How long the control thread sleeps between idle ticks unless woken (tests stretch it).
+    /// How long the control thread sleeps between idle ticks unless woken (a watchdog fed more
+    /// often shortens it; tests stretch it).
     private let idleTickNanos: Int64
 
     public init(driver: any AudioDriver, logger: Logger, firstBackoffMs: Int = 100, longestBackoffMs: Int = 5000,

@@ -21,7 +21,8 @@ public final class WatchdogFeeder: @unchecked Sendable {
         self.hardware = hardware
         self.systemd = systemd
         self.timeoutSeconds = timeoutSeconds
-        // Feed about once a second, and at least four times per timeout.
+        // An interval of about a second, and at most a quarter of the timeout (a tick feeds
+        // from half an interval after the last: see `tick`).
         var interval: Int64 = 1_000_000_000
         if let t = timeoutSeconds { interval = min(interval, Int64(t) * 250_000_000) }
         if let s = systemd?.watchdogIntervalNanos { interval = min(interval, Int64(s)) }
@@ -35,7 +36,10 @@ public final class WatchdogFeeder: @unchecked Sendable {
     /// (running with frames moving, or suspended with nothing in use, or starting, resuming,
     /// suspending within their bounded time). Unhealthy: no feed, and the board resets.
     public func tick(healthy: Bool, now: Int64 = monotonicNanoseconds()) {
-        guard isActive, now - lastCheckNanos >= intervalNanos else { return }
+        // Half an interval: the idle tick comes an interval after the last tick, and a tick
+        // woken early (a change) just short of an interval would otherwise put the next feed
+        // almost two intervals on; this way the feeds are at most 1.5 intervals apart.
+        guard isActive, now - lastCheckNanos >= intervalNanos / 2 else { return }
         lastCheckNanos = now
         guard healthy else { return }
         hardware?.feed()

@@ -95,7 +95,7 @@ struct RunCommand: ParsableCommand {
         }
         defer { appliance.shutdown() }
         // A stop signal wakes the control thread (it ticks once a second when idle).
-        if let wakeup = appliance.control.wakeup { StopSignals.wakes.store(wakeup.descriptor, ordering: .relaxed) }
+        if let wakeup = appliance.control.wakeup { StopSignals.wakes.store(dup(wakeup.descriptor), ordering: .relaxed) }
         defer { StopSignals.wakes.store(-1, ordering: .relaxed) }
         let console = startConsole(loaded.config.console, device: options.consoleDevice,
                                    shell: appliance.newConsole(), logger: logger)

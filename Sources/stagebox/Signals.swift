@@ -11,10 +11,14 @@ import Musl
 /// a second when idle stops at once.
 enum StopSignals {
     static let received = Atomic<Int32>(0)
-    /// The eventfd the handler signals; -1: none.
+    /// The eventfd the handler signals (a copy of the control thread's, never closed: a
+    /// handler that loaded it just before it was cleared still writes to that eventfd); -1: none.
     static let wakes = Atomic<Int32>(-1)
 
     static func install() {
+        // Both atomics made now, not first in a handler (a static's first touch takes a lock).
+        _ = received.load(ordering: .relaxed)
+        _ = wakes.load(ordering: .relaxed)
         // A parent may have started us with these blocked (a thread pool's mask is inherited
         // through fork and exec): unblock them, or a stop request would never arrive.
         var set = sigset_t()
@@ -32,8 +36,10 @@ enum StopSignals {
         received.store(signal, ordering: .relaxed)
         let fd = wakes.load(ordering: .relaxed)
         guard fd >= 0 else { return }
+        let saved = errno // the interrupted code may be about to read it
         var one: UInt64 = 1
         _ = write(fd, &one, 8)
+        errno = saved
     }
 
     static var stopRequested: Bool { received.load(ordering: .relaxed) != 0 }

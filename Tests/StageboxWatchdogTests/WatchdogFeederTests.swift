@@ -45,18 +45,42 @@ import Testing
         #expect(contents(path) == "1111V")
     }
 
-    @Test func feedsAtMostOnceAnInterval() throws {
+    @Test func busyTicksFeedEveryHalfInterval() throws {
         let path = temporaryPath("dog")
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         defer { unlink(path) }
         let feeder = WatchdogFeeder(hardware: try Watchdog(path: path), timeoutSeconds: 2, systemd: nil)
-        // Ticks every 50 ms for 2 s, healthy each time: a 2 s timeout means a feed every 0.5 s.
+        #expect(feeder.intervalNanos == second / 2) // four times per timeout
+        // Ticks every 50 ms for 2 s, healthy each time: a feed every quarter second, no more.
         var now = 5 * second
         for _ in 1...40 {
             feeder.tick(healthy: true, now: now)
             now += second / 20
         }
-        #expect(contents(path) == "1111")
+        #expect(contents(path) == "11111111")
+    }
+
+    /// Idle, the control thread ticks an interval after its last tick, whatever woke that one:
+    /// a tick woken just short of half an interval after a feed does not feed, and the next
+    /// feed is still within an interval and a half.
+    @Test func anEarlyTickPutsTheNextFeedWithinAnIntervalAndAHalf() throws {
+        let path = temporaryPath("dog")
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        defer { unlink(path) }
+        let feeder = WatchdogFeeder(hardware: try Watchdog(path: path), timeoutSeconds: 10, systemd: nil)
+        let interval = feeder.intervalNanos
+        #expect(interval == second)
+        var fed: [Int64] = []
+        var now = 5 * second
+        for step in [0, interval / 2 - 1, interval, interval, interval / 2 - 1, interval] {
+            now += step
+            let before = contents(path).count
+            feeder.tick(healthy: true, now: now)
+            if contents(path).count > before { fed.append(now) }
+        }
+        let gaps = zip(fed.dropFirst(), fed).map { $0 - $1 }
+        #expect(fed.count == 4)
+        #expect(gaps.allSatisfy { $0 < interval * 3 / 2 }, "feeds \(gaps.map { Double($0) / 1e9 }) s apart")
     }
 
     @Test func nothingToWatchIsInactive() {
