@@ -117,10 +117,10 @@ public final class Appliance: Sendable {
         let events = EventLog(logger: logger, control: control, context: { context.xrunContext },
                               onEvent: { context.record($0, context: $1) })
         defer { events.finish() }
-        // Idle, the control thread ticks once a second, or as often as the watchdog is fed.
-        let feeding = watchdog.isActive ? watchdog.intervalNanos : AudioThreadRunner.idleTickNanos
-        try DriverSupervisor(driver: driver, logger: logger,
-                             idleTickNanos: min(AudioThreadRunner.idleTickNanos, feeding)).run { [self] in
+        // Idle, the control thread ticks once a second, or as often as the watchdog is fed
+        // (its interval is never over a second).
+        let idleTick = watchdog.isActive ? watchdog.intervalNanos : AudioThreadRunner.idleTickNanos
+        try DriverSupervisor(driver: driver, logger: logger, idleTickNanos: idleTick).run { [self] in
             tick(events: events)
         }
     }

@@ -21,9 +21,10 @@ public struct HealthReader: Sendable {
     /// Whether NTP disciplines the clock (not a file: the kernel's clock state); nil leaves it
     /// out of the reading.
     let clockSynchronized: @Sendable () -> Bool?
-    /// Where the under-voltage alarm and the SoC's zone were found: looking costs a folder
-    /// listing and a file a device, every second, for devices a board has from boot. Looked
-    /// for again after `discoveryIntervalNanos`, or at once when a found file stops reading.
+    /// Which files this board has, and where the under-voltage alarm and the SoC's zone are:
+    /// looking costs a folder listing and a file a device, and a file the board lacks costs a
+    /// failed open, every second, for devices a board has from boot. Looked for again after
+    /// `discoveryIntervalNanos`, or at once when a found file stops reading.
     private var found: FoundFiles?
     private var foundAt: Int64 = 0
     public var discoveryIntervalNanos: Int64 = 60_000_000_000
@@ -43,32 +44,39 @@ public struct HealthReader: Sendable {
     /// One reading at monotonic time `now` (nanoseconds).
     public mutating func read(now: Int64) -> HealthReading {
         var reading = HealthReading()
-        reading.throttle = files.sys(Self.throttledFile).flatMap(ThrottleFlags.init(text:))
         if found == nil || now - foundAt >= discoveryIntervalNanos { discover(now: now) }
         if !readFound(into: &reading) {
+            reading = HealthReading()
             discover(now: now) // a device went (a module unloaded): look again, read again
             _ = readFound(into: &reading)
         }
-        let cpufreq = "devices/system/cpu/cpu0/cpufreq"
-        reading.frequencyMHz = files.sys("\(cpufreq)/scaling_cur_freq").flatMap(Int.init).map { $0 / 1000 }
-        reading.maxFrequencyMHz = files.sys("\(cpufreq)/cpuinfo_max_freq").flatMap(Int.init).map { $0 / 1000 }
-        reading.governor = files.sys("\(cpufreq)/scaling_governor")
         if lastAt.map({ now - $0 >= processIntervalNanos }) ?? true { busiest = busiestOtherProcess(now: now) }
         reading.busiest = busiest
         reading.clockSynchronized = clockSynchronized()
         return reading
     }
 
-    /// The files of the devices found: the Pi's voltage monitor's alarm, and the SoC's zone.
+    /// CPU 0's cpufreq folder: its current clock and governor are read every second, its
+    /// highest clock once a discovery (it is the hardware's).
+    static let cpufreq = "devices/system/cpu/cpu0/cpufreq"
+
+    /// The files found: the firmware's throttle word, the Pi's voltage monitor's alarm, the
+    /// SoC's zone, CPU 0's cpufreq (with its highest clock in MHz, when it reads).
     private struct FoundFiles: Sendable {
+        var throttle = false
         var voltageAlarm: String?
         var zone: (folder: String, type: String)?
+        var cpufreq = false
+        var maxFrequencyMHz: Int?
     }
 
     /// Looks for the devices: the hwmon device named `rpi_volt`, and the SoC's thermal zone,
     /// the first whose type names the CPU or SoC (`cpu-thermal` on a Pi), else the first zone.
     private mutating func discover(now: Int64) {
         var f = FoundFiles()
+        f.throttle = files.sysExists(Self.throttledFile)
+        f.cpufreq = files.sysExists("\(Self.cpufreq)/scaling_cur_freq")
+        f.maxFrequencyMHz = files.sys("\(Self.cpufreq)/cpuinfo_max_freq").flatMap(Int.init).map { $0 / 1000 }
         for hwmon in files.sysNames(in: "class/hwmon") where files.sys("class/hwmon/\(hwmon)/name") == Self.piVoltageMonitor {
             f.voltageAlarm = "class/hwmon/\(hwmon)/in0_lcrit_alarm"
         }
@@ -80,12 +88,24 @@ public struct HealthReader: Sendable {
         foundAt = now
     }
 
-    /// Reads the alarm and the temperature (millidegrees in `temp`) where they were found;
-    /// false when a found file did not open (a file that opens and holds no number is a value
-    /// unknown, not a device gone).
+    /// Reads the files that were found: the throttle word, the alarm, the temperature
+    /// (millidegrees in `temp`), the clock and governor; false when a found file did not open
+    /// (a file that opens and holds no number is a value unknown, not a device gone).
     private func readFound(into reading: inout HealthReading) -> Bool {
         guard let found else { return true }
         var present = true
+        if found.throttle {
+            let text = files.sys(Self.throttledFile)
+            present = present && text != nil
+            reading.throttle = text.flatMap(ThrottleFlags.init(text:))
+        }
+        if found.cpufreq {
+            let text = files.sys("\(Self.cpufreq)/scaling_cur_freq")
+            present = present && text != nil
+            reading.frequencyMHz = text.flatMap(Int.init).map { $0 / 1000 }
+            reading.maxFrequencyMHz = found.maxFrequencyMHz
+            reading.governor = files.sys("\(Self.cpufreq)/scaling_governor")
+        }
         if let alarm = found.voltageAlarm {
             let text = files.sys(alarm)
             present = present && text != nil

@@ -20,6 +20,9 @@ public struct SystemFiles: Sendable, Equatable {
     /// A small file under `/sys` as one trimmed line, or nil when it is missing or unreadable.
     func sys(_ path: String) -> String? { Self.line(sysfs + "/" + path) }
 
+    /// Whether a file under `/sys` is there (`access`: no open).
+    func sysExists(_ path: String) -> Bool { access(sysfs + "/" + path, F_OK) == 0 }
+
     /// The start of a small file under `/proc` (up to 1 KiB: a `stat` line is about 300
     /// bytes), or nil. One open, one read, one close: the busiest process is a file per process.
     func proc(_ path: String) -> String? {

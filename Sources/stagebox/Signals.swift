@@ -26,13 +26,13 @@ enum StopSignals {
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
-        signal(SIGINT) { StopSignals.received($0) }
-        signal(SIGTERM) { StopSignals.received($0) }
+        signal(SIGINT) { StopSignals.handle($0) }
+        signal(SIGTERM) { StopSignals.handle($0) }
         // A client or console that goes away must not kill the appliance.
         signal(SIGPIPE, SIG_IGN)
     }
 
-    private static func received(_ signal: Int32) {
+    private static func handle(_ signal: Int32) {
         received.store(signal, ordering: .relaxed)
         let fd = wakes.load(ordering: .relaxed)
         guard fd >= 0 else { return }
@@ -45,5 +45,5 @@ enum StopSignals {
     static var stopRequested: Bool { received.load(ordering: .relaxed) != 0 }
 
     /// Stops as SIGINT would (the console on the terminal stagebox runs in).
-    static func requestStop() { received(SIGINT) }
+    static func requestStop() { handle(SIGINT) }
 }

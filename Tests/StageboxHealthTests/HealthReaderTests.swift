@@ -54,6 +54,31 @@ import Testing
         #expect(r.underVoltageAlarm == true)
     }
 
+    /// A file the board lacks is not opened every second (a failed open each, in a VM or on a
+    /// mainline kernel): the throttle word and cpufreq are looked for with the devices.
+    @Test func filesTheBoardLacksAreLookedForWithTheDevices() throws {
+        let tree = try BoardTree()
+        var reader = HealthReader(files: tree.files, ownPid: 1)
+        #expect(reader.read(now: 0) == HealthReading())
+        try tree.write("sys/devices/platform/soc/soc:firmware/get_throttled", "0x50000")
+        try tree.write("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "600000")
+        try tree.write("sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "1200000")
+        try tree.write("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil")
+        #expect(reader.read(now: 59_000_000_000) == HealthReading(), "not looked for yet")
+        let r = reader.read(now: 60_000_000_000)
+        #expect(r.throttle == [.underVoltageOccurred, .throttledOccurred])
+        #expect(r.frequencyMHz == 600 && r.maxFrequencyMHz == 1200 && r.governor == "schedutil")
+        // The highest clock is read at a discovery; the current one and the governor each time.
+        try tree.write("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "1200000")
+        try tree.write("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance")
+        #expect(reader.read(now: 61_000_000_000).frequencyMHz == 1200)
+        #expect(reader.read(now: 61_000_000_000).governor == "performance")
+        // The throttle word goes (a firmware driver unloaded): looked for again at once.
+        #expect(unlink(tree.root + "/sys/devices/platform/soc/soc:firmware/get_throttled") == 0)
+        let gone = reader.read(now: 62_000_000_000)
+        #expect(gone.throttle == nil && gone.frequencyMHz == 1200)
+    }
+
     @Test func aBoardWithoutThoseFilesReadsAsNothingKnown() throws {
         let tree = try BoardTree()
         var reader = HealthReader(files: tree.files, ownPid: 1)

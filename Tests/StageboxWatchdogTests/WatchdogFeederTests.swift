@@ -16,71 +16,76 @@ import Testing
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? "<unreadable>"
     }
 
-    @Test func feedsOnlyWhileHealthyAndDisarmsOnStop() throws {
+    /// `body` with an empty regular file for a watchdog, removed after.
+    private func withDogFile(_ body: (String) throws -> Void) throws {
         let path = temporaryPath("dog")
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         defer { unlink(path) }
-        let dog = try Watchdog(path: path)
-        #expect(dog.setTimeout(seconds: 10) == nil) // a regular file has no timeout to set
-        let feeder = WatchdogFeeder(hardware: dog, timeoutSeconds: 10, systemd: nil)
-        #expect(feeder.isActive)
-        #expect(feeder.describe(now: 0)?.hasSuffix("not fed yet (waiting for the codec)") == true)
+        try body(path)
+    }
 
-        var now = 10 * second
-        for _ in 0..<3 { // healthy: one feed a second
-            feeder.tick(healthy: true, now: now)
-            now += second
+    @Test func feedsOnlyWhileHealthyAndDisarmsOnStop() throws {
+        try withDogFile { path in
+            let dog = try Watchdog(path: path)
+            #expect(dog.setTimeout(seconds: 10) == nil) // a regular file has no timeout to set
+            let feeder = WatchdogFeeder(hardware: dog, timeoutSeconds: 10, systemd: nil)
+            #expect(feeder.isActive)
+            #expect(feeder.describe(now: 0)?.hasSuffix("not fed yet (waiting for the codec)") == true)
+
+            var now = 10 * second
+            for _ in 0..<3 { // healthy: one feed a second
+                feeder.tick(healthy: true, now: now)
+                now += second
+            }
+            #expect(contents(path) == "111")
+            for _ in 0..<5 { // not healthy (a stalled loop): no feed, however often the control thread ticks
+                feeder.tick(healthy: false, now: now)
+                now += second
+            }
+            #expect(contents(path) == "111")
+            #expect(feeder.describe(now: now)?.contains("STARVING") == true)
+            feeder.tick(healthy: true, now: now) // healthy again
+            #expect(contents(path) == "1111")
+            #expect(feeder.describe(now: now + second / 10) == "\(path), timeout 10 s, fed 0.1 s ago")
+            feeder.stop()
+            #expect(contents(path) == "1111V")
         }
-        #expect(contents(path) == "111")
-        for _ in 0..<5 { // not healthy (a stalled loop): no feed, however often the control thread ticks
-            feeder.tick(healthy: false, now: now)
-            now += second
-        }
-        #expect(contents(path) == "111")
-        #expect(feeder.describe(now: now)?.contains("STARVING") == true)
-        feeder.tick(healthy: true, now: now) // healthy again
-        #expect(contents(path) == "1111")
-        #expect(feeder.describe(now: now + second / 10) == "\(path), timeout 10 s, fed 0.1 s ago")
-        feeder.stop()
-        #expect(contents(path) == "1111V")
     }
 
     @Test func busyTicksFeedEveryHalfInterval() throws {
-        let path = temporaryPath("dog")
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        defer { unlink(path) }
-        let feeder = WatchdogFeeder(hardware: try Watchdog(path: path), timeoutSeconds: 2, systemd: nil)
-        #expect(feeder.intervalNanos == second / 2) // four times per timeout
-        // Ticks every 50 ms for 2 s, healthy each time: a feed every quarter second, no more.
-        var now = 5 * second
-        for _ in 1...40 {
-            feeder.tick(healthy: true, now: now)
-            now += second / 20
+        try withDogFile { path in
+            let feeder = WatchdogFeeder(hardware: try Watchdog(path: path), timeoutSeconds: 2, systemd: nil)
+            #expect(feeder.intervalNanos == second / 2) // four times per timeout
+            // Ticks every 50 ms for 2 s, healthy each time: a feed every quarter second, no more.
+            var now = 5 * second
+            for _ in 1...40 {
+                feeder.tick(healthy: true, now: now)
+                now += second / 20
+            }
+            #expect(contents(path) == "11111111")
         }
-        #expect(contents(path) == "11111111")
     }
 
     /// Idle, the control thread ticks an interval after its last tick, whatever woke that one:
     /// a tick woken just short of half an interval after a feed does not feed, and the next
     /// feed is still within an interval and a half.
     @Test func anEarlyTickPutsTheNextFeedWithinAnIntervalAndAHalf() throws {
-        let path = temporaryPath("dog")
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        defer { unlink(path) }
-        let feeder = WatchdogFeeder(hardware: try Watchdog(path: path), timeoutSeconds: 10, systemd: nil)
-        let interval = feeder.intervalNanos
-        #expect(interval == second)
-        var fed: [Int64] = []
-        var now = 5 * second
-        for step in [0, interval / 2 - 1, interval, interval, interval / 2 - 1, interval] {
-            now += step
-            let before = contents(path).count
-            feeder.tick(healthy: true, now: now)
-            if contents(path).count > before { fed.append(now) }
+        try withDogFile { path in
+            let feeder = WatchdogFeeder(hardware: try Watchdog(path: path), timeoutSeconds: 10, systemd: nil)
+            let interval = feeder.intervalNanos
+            #expect(interval == second)
+            var fed: [Int64] = []
+            var now = 5 * second
+            for step in [0, interval / 2 - 1, interval, interval, interval / 2 - 1, interval] {
+                now += step
+                let before = contents(path).count
+                feeder.tick(healthy: true, now: now)
+                if contents(path).count > before { fed.append(now) }
+            }
+            let gaps = zip(fed.dropFirst(), fed).map { $0 - $1 }
+            #expect(fed.count == 4)
+            #expect(gaps.allSatisfy { $0 < interval * 3 / 2 }, "feeds \(gaps.map { Double($0) / 1e9 }) s apart")
         }
-        let gaps = zip(fed.dropFirst(), fed).map { $0 - $1 }
-        #expect(fed.count == 4)
-        #expect(gaps.allSatisfy { $0 < interval * 3 / 2 }, "feeds \(gaps.map { Double($0) / 1e9 }) s apart")
     }
 
     @Test func nothingToWatchIsInactive() {
