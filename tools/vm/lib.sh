@@ -212,11 +212,12 @@ alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/n
 need_packages() { "$CHECKOUT/tools/apt-install" "$@" || rig_fail "cannot install $*"; }
 
 # data_sums CARD [N]: sha256 of every file on /data (partition N, default 4: a card with two
-# root slots) but RAUC's own records and the kept time, a line each. Read from a copy whose
-# journal e2fsck has replayed, as the next boot would: after a power cut the newest metadata
-# may be in the journal only. The kept time ([clock] file,
+# root slots) but RAUC's own records, the kept time and chrony's drift, a line each. Read from
+# a copy whose journal e2fsck has replayed, as the next boot would: after a power cut the
+# newest metadata may be in the journal only. The kept time ([clock] file,
 # /data/stagebox-clock, and its .new while it is written) is saved at every start by design:
-# every boot changes it.
+# every boot changes it; chronyd writes its estimate of the clock's drift (/data/chrony/drift)
+# when it stops, so a boot that ends in a clean reboot (an update's) may make or change it.
 data_sums() {
 	local at size
 	# shellcheck disable=SC2154 # tmp: the scenario's directory
@@ -226,7 +227,7 @@ data_sums() {
 	e2fsck -fy "$tmp/data-copy.ext4" >/dev/null 2>&1 || true
 	rm -rf "$tmp/data-dump" && mkdir -p "$tmp/data-dump"
 	debugfs -R "rdump / $tmp/data-dump" "$tmp/data-copy.ext4" >/dev/null 2>&1
-	(cd "$tmp/data-dump" && find . -type f ! -path './rauc/*' ! -path './lost+found/*' ! -path './stagebox-clock' ! -path './stagebox-clock.new' -print0 | sort -z | xargs -0 sha256sum)
+	(cd "$tmp/data-dump" && find . -type f ! -path './rauc/*' ! -path './lost+found/*' ! -path './stagebox-clock' ! -path './stagebox-clock.new' ! -path './chrony/*' -print0 | sort -z | xargs -0 sha256sum)
 	rm -rf "$tmp/data-dump" "$tmp/data-copy.ext4"
 }
 
