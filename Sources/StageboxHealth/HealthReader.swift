@@ -70,8 +70,9 @@ public struct HealthReader: Sendable {
         var maxFrequencyMHz: Int?
     }
 
-    /// Looks for the devices: the hwmon device named `rpi_volt`, and the SoC's thermal zone,
-    /// the first whose type names the CPU or SoC (`cpu-thermal` on a Pi), else the first zone.
+    /// Looks for the files: the throttle word, CPU 0's cpufreq (its highest clock read now),
+    /// the hwmon device named `rpi_volt`, and the SoC's thermal zone, the first whose type
+    /// names the CPU or SoC (`cpu-thermal` on a Pi), else the first zone.
     private mutating func discover(now: Int64) {
         var f = FoundFiles()
         f.throttle = files.sysExists(Self.throttledFile)
