@@ -220,7 +220,9 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                 break
             }
             let now = monotonicNanoseconds()
-            noteWakeup(at: now, cap ?? play, &s.timing)
+            // The stream the wakeup is timed by (capture, else playback): what it had ready,
+            // read with its timestamp, stands in for the loop's first look at it.
+            var stampedAvail = noteWakeup(at: now, cap ?? play, &s.timing)
             if control.takeRestartRequest() {
                 if let e = recover(cap, play, code: 0, inCapture: true, at: now, kind: .restart, &s) { return e }
                 continue
@@ -230,14 +232,15 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
             // one before ended, the first at the wakeup: two looks at the clock a period, not
             // three (each is a system call where the vDSO cannot read the clock source: HPET).
             var periodStart = now
-            while !control.shouldStop() {
+            processing: while !control.shouldStop() {
                 // Without capture the playback side alone says when a period is due.
-                let ca = cap.map { snd_pcm_avail_update($0.handle) } ?? snd_pcm_sframes_t(period)
+                let ca = cap.map { stampedAvail ?? snd_pcm_avail_update($0.handle) } ?? snd_pcm_sframes_t(period)
                 if ca < 0 {
                     if let e = recover(cap, play, code: Int32(ca), inCapture: true, at: now, kind: .captureXrun, &s) { return e }
                     break
                 }
-                let pa = snd_pcm_avail_update(play.handle)
+                let pa = (cap == nil ? stampedAvail : nil) ?? snd_pcm_avail_update(play.handle)
+                stampedAvail = nil
                 if pa < 0 {
                     if let e = recover(cap, play, code: Int32(pa), inCapture: false, at: now, kind: .playbackXrun, &s) { return e }
                     break
@@ -271,7 +274,21 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
                 }
                 s.framePosition += Int64(period)
                 periodStart = s.timing.cycleDone(frames: period, startedAt: t0)
-                if waitMode.load(ordering: .relaxed) == .timer { break } // the timer paces one period at a time
+                switch waitMode.load(ordering: .relaxed) {
+                case .timer: break processing // the timer paces one period at a time
+                case .deviceInterrupt:
+                    // Look again only when what both streams had ready held a second period.
+                    // Where the status cannot be mmapped (arm64, ARM) each look is a SYNC_PTR
+                    // ioctl; a period that came while this one ran wakes the next poll at once.
+                    let capturePending = cap != nil && ca - period < period
+                    let playbackPending = pa - period < period
+                    if capturePending || playbackPending {
+                        waitCapture = capturePending
+                        waitPlayback = playbackPending
+                        break processing
+                    }
+                case .none: continue // nothing paces it: look again
+                }
             }
         }
         if let cap { snd_pcm_drop(cap.handle) }
@@ -331,17 +348,24 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
     }
 
     /// Supervises the wakeup: paced by the device, its lateness is measured from the device's
-    /// own timestamp of the period boundary.
+    /// own timestamp of the period boundary. Returns the frames the stream had ready (capture)
+    /// or room for (playback) at that look, nil when it did not look.
     @inline(__always)
-    private func noteWakeup(at now: Int64, _ stamped: PCMDevice, _ timing: inout CycleSupervision) {
+    private func noteWakeup(at now: Int64, _ stamped: PCMDevice, _ timing: inout CycleSupervision) -> snd_pcm_sframes_t? {
         let mode = waitMode.load(ordering: .relaxed)
         var due: Int64 = 0
+        var room: snd_pcm_sframes_t?
         if mode == .deviceInterrupt {
             var avail: snd_pcm_uframes_t = 0
             var ts = snd_htimestamp_t()
-            if snd_pcm_htimestamp(stamped.handle, &avail, &ts) == 0 { due = nanoseconds(ts) }
+            // On an error (an xrun) the loop's own look at the stream reads and handles it.
+            if snd_pcm_htimestamp(stamped.handle, &avail, &ts) == 0 {
+                due = nanoseconds(ts)
+                room = snd_pcm_sframes_t(truncatingIfNeeded: avail)
+            }
         }
         timing.wakeup(at: now, due: due, paced: mode != .none)
+        return room
     }
 
     /// The error code of a stream that stopped (`POLLERR`), from its state.
