@@ -221,7 +221,8 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
             }
             let now = monotonicNanoseconds()
             // The stream the wakeup is timed by (capture, else playback): what it had ready,
-            // read with its timestamp, stands in for the loop's first look at it.
+            // read with its timestamp, stands in for the loop's first look at it (a kernel
+            // PCM's only; see `noteWakeup`).
             var stampedAvail = noteWakeup(at: now, cap ?? play, &s.timing)
             if control.takeRestartRequest() {
                 if let e = recover(cap, play, code: 0, inCapture: true, at: now, kind: .restart, &s) { return e }
@@ -349,7 +350,9 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
 
     /// Supervises the wakeup: paced by the device, its lateness is measured from the device's
     /// own timestamp of the period boundary. Returns the frames the stream had ready (capture)
-    /// or room for (playback) at that look, nil when it did not look.
+    /// or room for (playback) at that look; nil when it did not look, or when the stream is a
+    /// plugin, whose timestamp call answers with its slave's avail and leaves its own pointer
+    /// where it was (the loop's `avail_update` moves it).
     @inline(__always)
     private func noteWakeup(at now: Int64, _ stamped: PCMDevice, _ timing: inout CycleSupervision) -> snd_pcm_sframes_t? {
         let mode = waitMode.load(ordering: .relaxed)
@@ -361,7 +364,9 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
             // On an error (an xrun) the loop's own look at the stream reads and handles it.
             if snd_pcm_htimestamp(stamped.handle, &avail, &ts) == 0 {
                 due = nanoseconds(ts)
-                room = snd_pcm_sframes_t(truncatingIfNeeded: avail)
+                // A kernel's avail is at most its buffer: a value past Int32 is no count (and
+                // would overflow the cycle's time below).
+                if stamped.isHardware && avail <= snd_pcm_uframes_t(Int32.max) { room = snd_pcm_sframes_t(avail) }
             }
         }
         timing.wakeup(at: now, due: due, paced: mode != .none)

@@ -9,6 +9,10 @@ final class PCMDevice {
     let handle: OpaquePointer
     let channels: Int
     let format: SampleFormat
+    /// A kernel PCM (`hw`), not a plugin: its `snd_pcm_htimestamp` reads the same pointers as
+    /// its `snd_pcm_avail_update`. A plugin's answers with its slave's avail, and only the
+    /// plugin's own avail update moves its pointer (and, capturing, converts the frames).
+    let isHardware: Bool
 
     var streamName: String { stream == SND_PCM_STREAM_CAPTURE ? "capture" : "playback" }
 
@@ -28,6 +32,7 @@ final class PCMDevice {
         let streamText = stream == SND_PCM_STREAM_CAPTURE ? "capture" : "playback"
         guard rc == 0, let pcm else { throw .open(device: name, stream: streamText, code: rc) }
         handle = pcm
+        isHardware = snd_pcm_type(pcm) == SND_PCM_TYPE_HW
         // If configuring throws, the object is fully initialised: deinit closes the PCM.
         try configureHardware(p, period: period)
         try configureSoftware(period: period)
@@ -41,7 +46,7 @@ final class PCMDevice {
     /// Only for a `hw` PCM: a plugin's mmap_begin may move data already (the `file` plugin
     /// reads its input), and a plugin's buffer is its own heap memory, touched when it runs.
     private func prefaultBuffer(frames: Int) {
-        guard snd_pcm_type(handle) == SND_PCM_TYPE_HW else { return }
+        guard isHardware else { return }
         var areas: UnsafePointer<snd_pcm_channel_area_t>?
         var offset: snd_pcm_uframes_t = 0
         var count: snd_pcm_uframes_t = 0

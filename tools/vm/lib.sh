@@ -195,6 +195,19 @@ sync_ptr_alsa_config() {
 	EOF
 }
 
+# plug_alsa_config FILE FORMAT: an ALSA configuration (for ALSA_CONFIG_PATH) with the system's
+# and two PCMs, plug_capture and plug_playback, on stagebox's usual Loopback streams through
+# alsa-lib's plug plugin with the cable held at FORMAT: stagebox asking for another format
+# gets a conversion plugin (linear) between it and the kernel, as on a codec that offers
+# one format only.
+plug_alsa_config() {
+	cat >"$1" <<-EOF
+		</usr/share/alsa/alsa.conf>
+		pcm.plug_capture { type plug slave { pcm "hw:Loopback,0,0" format $2 } }
+		pcm.plug_playback { type plug slave { pcm "hw:Loopback,0,1" format $2 } }
+	EOF
+}
+
 # part_start CARD N: the byte offset of partition N of a disk image.
 part_start() {
 	sfdisk -J "$1" | python3 -c "import json, sys; print(json.load(sys.stdin)['partitiontable']['partitions'][$2 - 1]['start'] * 512)"
