@@ -1,10 +1,15 @@
-"""Instructions per period of the engine with 8 client ports, counted by valgrind's callgrind.
+"""Instructions per period, counted by valgrind's callgrind: the engine's, and whole processes'.
 
 The simulated board runs under callgrind with 4 senders and 4 recorders connected (those
 clients run outside valgrind). Once they are on the bus the counters are zeroed, a few seconds
 run, and the counts are dumped: the inclusive instruction count of every call to
 `Engine.process` divided by the number of calls. Instruction counts do not depend on how busy
 the machine is, which the times of the side-by-side table do.
+
+The whole process (every thread's user-space instructions, the dump's summary) of the loop alone
+is counted for stagebox and for jackd on the same work, so that the two can be compared without
+the machine's noise: jackd's periods are its dummy driver's cycles. Neither count holds the
+kernel's part (wakeups, system calls), which the VM rig's `--syscalls` counts.
 """
 import glob
 import os
@@ -17,10 +22,16 @@ import time
 import systems
 
 ENGINE_PROCESS = "$s14StageboxEngine0B0C7process6frames5cycleySi_AA9CycleInfoVtF"
+# The simulated board's input signal: the stand-in for a codec's ADC, not the appliance's work.
+SIMULATED_INPUT = "$s14StageboxEngine13ToneGeneratorC7process_6frames5cycleyAA11AudioBufferC_SiAA9CycleInfoVtF"
+JACK_DUMMY_CYCLE = "Jack::JackDummyDriver::Process()"
 
 
-def parse(path):
-    """(calls, inclusive instructions) of every call to Engine.process in a callgrind dump."""
+def parse(path, function=ENGINE_PROCESS):
+    """(calls, inclusive instructions) of every call to `function` in a callgrind dump, by the
+    name callgrind wrote (mangled for Swift, demangled for C++). A function the compiler also
+    specialised calls its copy (the same name and a `Tf` suffix): counting both would count
+    its work twice."""
     names, calls, cost = {}, 0, 0
     target, pending = None, False
     with open(path) as f:
@@ -33,7 +44,7 @@ def parse(path):
                     target = names.get(m.group(1))
                 continue
             if line.startswith("calls="):
-                pending = target == ENGINE_PROCESS
+                pending = target == function
                 if pending:
                     calls += int(line.split("=", 1)[1].split()[0])
                 continue
@@ -43,6 +54,22 @@ def parse(path):
                     cost += int(fields[1])
                 pending = False
     return calls, cost
+
+
+def summary(path):
+    """Every instruction the dump counted, all threads."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("summary:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no summary line in {path}")
+
+
+def first_dump(out):
+    dumps = sorted(p for p in glob.glob(out + "*") if re.search(r"\.\d+$", p))
+    if not dumps:
+        raise RuntimeError("callgrind wrote no dump")
+    return dumps[0]
 
 
 def instructions_per_period(b, period=64, seconds=4, pairs=4):
@@ -90,10 +117,44 @@ def instructions_per_period(b, period=64, seconds=4, pairs=4):
                 c.wait(timeout=20)
             board.send_signal(signal.SIGINT)
             board.wait(timeout=120)
-        dumps = sorted(p for p in glob.glob(out + "*") if re.search(r"\.\d+$", p))
-        if not dumps:
-            raise RuntimeError("callgrind wrote no dump")
-        calls, cost = parse(dumps[0])
+        dump = first_dump(out)
+        calls, cost = parse(dump)
         if calls == 0:
             raise RuntimeError("no call to Engine.process in the dump")
-        return {"calls": calls, "per_period": cost / calls, "period": period, "clients": 2 * pairs}
+        whole = summary(dump)
+        _, simulated = parse(dump, SIMULATED_INPUT) if pairs == 0 else (0, 0)
+        return {"calls": calls, "per_period": cost / calls, "period": period, "clients": 2 * pairs,
+                "whole_per_period": whole / calls, "simulated_input_per_period": simulated / calls}
+
+
+def jackd_per_period(period=64, seconds=4):
+    """jackd's whole process per period, the loop alone: its dummy driver at 48 kHz, 2 in and
+    2 out, capture connected to playback (tools/bench's workload a)."""
+    with tempfile.TemporaryDirectory(prefix="stagebox-callgrind-jackd-") as d:
+        name = f"callgrind{os.getpid()}"
+        out = os.path.join(d, "callgrind.out")
+        server = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no",
+                                   "jackd", "-n", name, "-r", "-d", "dummy", "-r", "48000", "-p", str(period),
+                                   "-C", "2", "-P", "2"],
+                                  stdout=subprocess.DEVNULL, stderr=open(os.path.join(d, "jackd.err"), "w"),
+                                  stdin=subprocess.DEVNULL)
+        try:
+            def ports():
+                r = subprocess.run(["jack_lsp", "-s", name], capture_output=True, text=True)
+                return r.stdout.split()
+            systems.wait_for(lambda: "system:playback_2" in ports(), 120, "jackd under callgrind")
+            for c in (1, 2):
+                subprocess.run(["jack_connect", "-s", name, f"system:capture_{c}", f"system:playback_{c}"],
+                               check=True, capture_output=True)
+            time.sleep(2)
+            subprocess.run(["callgrind_control", "-z", str(server.pid)], check=True, capture_output=True)
+            time.sleep(seconds)
+            subprocess.run(["callgrind_control", "-d", str(server.pid)], check=True, capture_output=True)
+        finally:
+            server.send_signal(signal.SIGINT)
+            server.wait(timeout=120)
+        dump = first_dump(out)
+        calls, _ = parse(dump, JACK_DUMMY_CYCLE)
+        if calls == 0:
+            raise RuntimeError(f"no call to {JACK_DUMMY_CYCLE} in jackd's dump")
+        return {"calls": calls, "whole_per_period": summary(dump) / calls, "period": period}

@@ -60,6 +60,21 @@ def threads(pid):
     return out
 
 
+def thread_cpu_seconds(pid):
+    """{tid: seconds on a CPU} of the live threads, from their schedstat."""
+    base = f"/proc/{pid}/task"
+    try:
+        tids = os.listdir(base)
+    except OSError:
+        return {}
+    out = {}
+    for tid in tids:
+        fields = _read(f"{base}/{tid}/schedstat").split()
+        if fields:
+            out[int(tid)] = int(fields[0]) / 1e9
+    return out
+
+
 def rss_kib(pid):
     for line in _read(f"/proc/{pid}/status").splitlines():
         if line.startswith("VmRSS:"):
@@ -73,6 +88,7 @@ class Sample:
     def __init__(self, pids):
         self.cpu = {p: cpu_seconds(p) for p in pids}
         self.threads = {p: threads(p) for p in pids}
+        self.thread_cpu = {p: thread_cpu_seconds(p) for p in pids}
         self.rss = {p: rss_kib(p) for p in pids}
 
 
@@ -85,3 +101,12 @@ def difference(before, after, pids):
         for tid, (name, n) in after.threads.get(p, {}).items():
             per_thread[(p, tid, name)] = n - old.get(tid, (name, 0))[1]
     return cpu, sum(per_thread.values()), per_thread
+
+
+def busiest_thread_cpu(before, after, pid):
+    """CPU seconds, between two samples, of the process's thread that switched most often."""
+    old_switches, new_switches = before.threads.get(pid, {}), after.threads.get(pid, {})
+    if not new_switches:
+        return 0.0
+    tid = max(new_switches, key=lambda t: new_switches[t][1] - old_switches.get(t, ("", 0))[1])
+    return after.thread_cpu.get(pid, {}).get(tid, 0.0) - before.thread_cpu.get(pid, {}).get(tid, 0.0)

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import procstat  # noqa: E402
 import systems  # noqa: E402
 from coldstart import cold_start  # noqa: E402
-from instructions import instructions_per_period  # noqa: E402
+from instructions import instructions_per_period, jackd_per_period  # noqa: E402
 from stalls import line as floor_line, machine_floor  # noqa: E402
 
 WORKLOADS = {
@@ -32,18 +32,41 @@ WORKLOADS = {
 
 def arguments():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=4, help="an even number gives each system each place equally")
     p.add_argument("--seconds", type=float, default=15, help="measured seconds per cell")
     p.add_argument("--warmup", type=float, default=2, help="seconds before measuring")
     p.add_argument("--periods", default="64,256")
     p.add_argument("--workloads", default="a,b,c,d")
-    p.add_argument("--systems", default="stagebox,stagebox-normal,jackd,pipewire")
+    p.add_argument("--systems", default="stagebox,stagebox-normal,jackd,pipewire,floor",
+                   help="floor: what waking a thread once a period costs (cyclictest), the loop alone only")
     p.add_argument("--no-callgrind", action="store_true")
     p.add_argument("--out", required=True)
     p.add_argument("--bin", required=True, help="the folder with stagebox, sine_sender, gain_filter, jack_bench_client")
     p.add_argument("--stagebox", help="the stagebox binary to measure (server and `record` clients; default: "
                                       "--bin's); tools/bench gives the card's, tools/build-static's")
     return p.parse_args()
+
+
+def whole_process_lines(b, periods):
+    """The loop alone, every thread of the process, stagebox against jackd: user-space
+    instructions per period, which the machine's noise does not move."""
+    lines = []
+    for period in periods:
+        sb = instructions_per_period(b, period=period, pairs=0)
+        try:
+            jack = jackd_per_period(period=period)
+        except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+            lines.append(f"callgrind: whole process, the loop alone, {period} frames: stagebox "
+                         f"{sb['whole_per_period']:,.0f}; jackd not counted ({e})")
+            continue
+        own = sb["whole_per_period"] - sb["simulated_input_per_period"]
+        lines.append(f"callgrind: whole process (every thread, user space), the loop alone, {period} frames: "
+                     f"stagebox {sb['whole_per_period']:,.0f} instructions per period "
+                     f"({sb['whole_per_period'] / jack['whole_per_period']:.2f}x jackd; "
+                     f"{own:,.0f} and {own / jack['whole_per_period']:.2f}x without the simulated board's "
+                     f"input signal, {sb['simulated_input_per_period']:,.0f}), jackd "
+                     f"{jack['whole_per_period']:,.0f} (dummy driver) over {jack['calls']} periods")
+    return lines
 
 
 def make_systems(names, b):
@@ -57,8 +80,10 @@ def make_systems(names, b):
             made.append(systems.Jack(b["jack_bench_client"]))
         elif n == "pipewire":
             made.append(systems.PipeWire(b["jack_bench_client"]))
+        elif n == "floor":
+            made.append(systems.WakeupFloor())
         else:
-            raise SystemExit(f"sidebyside: unknown system {n} (stagebox, stagebox-normal, jackd, pipewire)")
+            raise SystemExit(f"sidebyside: unknown system {n} (stagebox, stagebox-normal, jackd, pipewire, floor)")
     return made
 
 
@@ -79,6 +104,8 @@ def run_cell(system, period, workload, args):
         figures = system.stop(cell)
         cpu, switches, per_thread = procstat.difference(before, after, pids)
         server_cpu, _, _ = procstat.difference(before, after, [cell.server.pid])
+        if getattr(system, "busiest_thread_only", False):
+            cpu = server_cpu = procstat.busiest_thread_cpu(before, after, cell.server.pid)
         periods = seconds * systems.RATE / period
         figures.update({
             "cpu_percent": 100 * cpu / seconds,
@@ -121,6 +148,8 @@ def table(results, system_names, periods, workloads):
             for s in system_names:
                 runs = results.get((s, period, w), [])
                 ok = [r for r in runs if "error" not in r]
+                if not runs and s == systems.WakeupFloor.name:
+                    continue  # measured for the loop alone only
                 if not ok:
                     err = runs[0]["error"] if runs else "not run"
                     lines.append(f"{w:<5}{period:>7}  {s:<28}failed: {err}")
@@ -136,6 +165,24 @@ def table(results, system_names, periods, workloads):
                              f"{fmt(m['cycle_max_us']):>9}{fmt(m['cycles_over_quarter'], 0):>6}"
                              f"{fmt(m['rss_server_mib']):>9}{fmt(m['rss_total_mib']):>9}")
     return "\n".join(lines)
+
+
+def above_floor(results, system_names, periods):
+    """Each system's CPU for the loop alone above what waking once a period costs here."""
+    lines = []
+    for period in periods:
+        floor = median([r.get("cpu_percent") for r in results.get((systems.WakeupFloor.name, period, "a"), [])
+                        if "error" not in r])
+        if floor is None:
+            continue
+        above = {s: median([r.get("cpu_percent") for r in results.get((s, period, "a"), []) if "error" not in r])
+                 for s in system_names if s != systems.WakeupFloor.name}
+        above = {s: v - floor for s, v in above.items() if v is not None}
+        jack = above.get("jackd")
+        parts = [f"{s} {v:.2f} %" + (f" ({v / jack:.2f}x jackd)" if jack and jack > 0 and s != "jackd" else "")
+                 for s, v in above.items()]
+        lines.append(f"the loop alone above the wakeup floor ({floor:.2f} %), {period} frames: " + ", ".join(parts))
+    return lines
 
 
 def thread_table(results, periods):
@@ -207,13 +254,21 @@ def main():
             raise SystemExit(f"sidebyside: unknown workload {w} (a, b, c, d)")
     names = [s.name for s in chosen]
     results = {}
-    cells = args.rounds * len(periods) * len(workloads) * len(chosen)
+    cells = args.rounds * len(periods) * sum(1 for w in workloads for s in chosen
+                                             if not hasattr(s, "does") or s.does(WORKLOADS[w][0]))
     print(f"bench: {cells} cells ({args.rounds} rounds × {len(periods)} periods × {len(workloads)} workloads × "
-          f"{len(chosen)} systems), {args.warmup:g} + {args.seconds:g} s each, interleaved", file=sys.stderr)
+          f"{len(chosen)} systems, the floor for the loop alone only), {args.warmup:g} + {args.seconds:g} s each, interleaved, every other round "
+          "in the reverse order", file=sys.stderr)
     for round_ in range(args.rounds):
+        # Every other round in the reverse order: where a system runs in the round (first, after
+        # another's exit, ...) moves its figures by as much as a quarter (found in the VM rig),
+        # and with an even number of rounds each system has each place equally.
+        order = chosen if round_ % 2 == 0 else chosen[::-1]
         for period in periods:
             for w in workloads:
-                for s in chosen:
+                for s in order:
+                    if hasattr(s, "does") and not s.does(WORKLOADS[w][0]):
+                        continue
                     r = run_cell(s, period, WORKLOADS[w][0], args)
                     if "error" in r:
                         # A cell can fail for the machine's sake (a JACK client that did not
@@ -228,7 +283,9 @@ def main():
            f"{args.seconds:g} s measured per cell; medians; CPU in % of one core per second of audio.",
            "Workloads: " + "; ".join(f"({w}) {WORKLOADS[w][1]}" for w in workloads),
            f"stagebox: {b['stagebox']}", "",
-           table(results, names, periods, workloads), "", thread_table(results, periods)]
+           table(results, names, periods, workloads)]
+    out += above_floor(results, names, periods)
+    out += ["", thread_table(results, periods)]
     # What the machine itself does to a real-time thread's cycle, to read the worst cycles by:
     # a probe that works as long as stagebox's busiest median cycle at the smallest period.
     period = min(periods)
@@ -249,6 +306,7 @@ def main():
                 f"{2 * pairs} client ports ({pairs} senders, {pairs} receivers)"
             out.append(f"callgrind: Engine.process, {what}, {ir['period']} frames: "
                        f"{ir['per_period']:,.0f} instructions per period over {ir['calls']} periods")
+        out += whole_process_lines(b, periods)
     text = "\n".join(out)
     print(text)
     with open(os.path.join(args.out, "table.txt"), "w") as f:
