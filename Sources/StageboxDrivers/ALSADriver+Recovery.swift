@@ -48,7 +48,7 @@ extension ALSADriver {
         return nil
     }
 
-    func recordTriggers(_ cap: PCMDevice?, _ play: PCMDevice) {
+    private func recordTriggers(_ cap: PCMDevice?, _ play: PCMDevice) {
         guard let cs = captureStatus, let ps = playbackStatus else { return }
         var ts = snd_htimestamp_t()
         if let cap, snd_pcm_status(cap.handle, cs) == 0 {
@@ -74,7 +74,7 @@ extension ALSADriver {
     /// Recovers from an error of one stream: counts it, then restarts both streams together so
     /// that capture and playback stay aligned. Returns an error only when the device is gone.
     func recover(_ cap: PCMDevice?, _ play: PCMDevice, code: Int32, inCapture: Bool, at time: Int64,
-                         kind: AudioEvent.Kind, _ s: inout LoopState) -> ALSAError? {
+                 kind: AudioEvent.Kind, _ s: inout LoopState) -> ALSAError? {
         let failing = inCapture ? (cap ?? play) : play
         if let gone = classify(code, failing) { return gone }
         if kind != .pollTimeout && kind != .restart { s.timing.xrun(inCapture: inCapture) }
@@ -96,7 +96,7 @@ extension ALSADriver {
     }
 
     /// The error to give up with when `code` means the device went away; nil otherwise.
-    func classify(_ code: Int32, _ device: PCMDevice) -> ALSAError? {
+    private func classify(_ code: Int32, _ device: PCMDevice) -> ALSAError? {
         if code == -Int32(ENODEV) || code == -Int32(EBADFD) || code == -Int32(ENXIO) || code == -Int32(EIO) {
             return .disappeared(device: device.name, code: code)
         }

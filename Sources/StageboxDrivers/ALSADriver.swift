@@ -33,8 +33,8 @@ public final class ALSADriver: AudioDriver, @unchecked Sendable {
     private var fds: UnsafeMutablePointer<pollfd>?
     private var captureFDs = 0
     private var playbackFDs = 0
-    var captureStatus: OpaquePointer?
-    var playbackStatus: OpaquePointer?
+    private(set) var captureStatus: OpaquePointer?
+    private(set) var playbackStatus: OpaquePointer?
 
     /// Whether `snd_pcm_link` joined the two streams (plugins answer -ENOSYS).
     public let linked = Atomic<Bool>(false)

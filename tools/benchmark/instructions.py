@@ -9,7 +9,7 @@ the machine is, which the times of the side-by-side table do.
 The whole process (every thread's user-space instructions, the dump's summary) of the loop alone
 is counted for stagebox and for jackd on the same work, so that the two can be compared without
 the machine's noise: jackd's periods are its dummy driver's cycles. Neither count holds the
-kernel's part (wakeups, system calls), which the VM rig's `--syscalls` counts.
+kernel's work (wakeups, system calls); the VM rig's `--syscalls` counts the calls.
 """
 import glob
 import os
@@ -133,16 +133,20 @@ def jackd_per_period(period=64, seconds=4):
     with tempfile.TemporaryDirectory(prefix="stagebox-callgrind-jackd-") as d:
         name = f"callgrind{os.getpid()}"
         out = os.path.join(d, "callgrind.out")
-        server = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no",
-                                   "jackd", "-n", name, "-r", "-d", "dummy", "-r", "48000", "-p", str(period),
-                                   "-C", "2", "-P", "2"],
-                                  stdout=subprocess.DEVNULL, stderr=open(os.path.join(d, "jackd.err"), "w"),
-                                  stdin=subprocess.DEVNULL)
+        with open(os.path.join(d, "jackd.err"), "w") as err:
+            server = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                                       "--dump-instr=no", "jackd", "-n", name, "-r", "-d", "dummy", "-r", "48000",
+                                       "-p", str(period), "-C", "2", "-P", "2"],
+                                      stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
         try:
             def ports():
                 r = subprocess.run(["jack_lsp", "-s", name], capture_output=True, text=True)
                 return r.stdout.split()
-            systems.wait_for(lambda: "system:playback_2" in ports(), 120, "jackd under callgrind")
+            systems.wait_for(lambda: server.poll() is not None or "system:playback_2" in ports(), 120,
+                             "jackd under callgrind")
+            if server.poll() is not None:
+                with open(os.path.join(d, "jackd.err")) as f:
+                    raise RuntimeError(f"jackd under callgrind ended: {f.read().strip()[-300:]}")
             for c in (1, 2):
                 subprocess.run(["jack_connect", "-s", name, f"system:capture_{c}", f"system:playback_{c}"],
                                check=True, capture_output=True)
@@ -151,8 +155,13 @@ def jackd_per_period(period=64, seconds=4):
             time.sleep(seconds)
             subprocess.run(["callgrind_control", "-d", str(server.pid)], check=True, capture_output=True)
         finally:
-            server.send_signal(signal.SIGINT)
-            server.wait(timeout=120)
+            if server.poll() is None:
+                server.send_signal(signal.SIGINT)
+            try:
+                server.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
         dump = first_dump(out)
         calls, _ = parse(dump, JACK_DUMMY_CYCLE)
         if calls == 0:

@@ -32,7 +32,7 @@ WORKLOADS = {
 
 def arguments():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--rounds", type=int, default=4, help="an even number gives each system each place equally")
+    p.add_argument("--rounds", type=int, default=4, help="an even number: the first and last systems swap places equally")
     p.add_argument("--seconds", type=float, default=15, help="measured seconds per cell")
     p.add_argument("--warmup", type=float, default=2, help="seconds before measuring")
     p.add_argument("--periods", default="64,256")
@@ -40,6 +40,9 @@ def arguments():
     p.add_argument("--systems", default="stagebox,stagebox-normal,jackd,pipewire,floor",
                    help="floor: what waking a thread once a period costs (cyclictest), the loop alone only")
     p.add_argument("--no-callgrind", action="store_true")
+    p.add_argument("--perf", action="store_true",
+                   help="also read perf's task-clock over each window (perf's hooks in every context switch "
+                        "add to the schedstat figures of that run)")
     p.add_argument("--out", required=True)
     p.add_argument("--bin", required=True, help="the folder with stagebox, sine_sender, gain_filter, jack_bench_client")
     p.add_argument("--stagebox", help="the stagebox binary to measure (server and `record` clients; default: "
@@ -47,12 +50,13 @@ def arguments():
     return p.parse_args()
 
 
-def whole_process_lines(b, periods):
+def whole_process_lines(b, periods, counted):
     """The loop alone, every thread of the process, stagebox against jackd: user-space
-    instructions per period, which the machine's noise does not move."""
+    instructions per period, which the machine's noise does not move. `counted`: stagebox's
+    loop-alone counts already made, by period."""
     lines = []
     for period in periods:
-        sb = instructions_per_period(b, period=period, pairs=0)
+        sb = counted.get(period) or instructions_per_period(b, period=period, pairs=0)
         try:
             jack = jackd_per_period(period=period)
         except (RuntimeError, OSError, subprocess.SubprocessError) as e:
@@ -97,18 +101,24 @@ def run_cell(system, period, workload, args):
         pids = [cell.server.pid] + [c.pid for c in cell.clients]
         before = procstat.Sample(pids)
         t0 = time.monotonic()
-        time.sleep(args.seconds)
+        if args.perf:
+            task_clock = procstat.task_clock(pids, args.seconds)
+        else:
+            task_clock = None
+            time.sleep(args.seconds)
         after = procstat.Sample(pids)
         seconds = time.monotonic() - t0
         ended_early = [c for c in cell.clients if c.poll() is not None]
         figures = system.stop(cell)
         cpu, switches, per_thread = procstat.difference(before, after, pids)
         server_cpu, _, _ = procstat.difference(before, after, [cell.server.pid])
-        if getattr(system, "busiest_thread_only", False):
-            cpu = server_cpu = procstat.busiest_thread_cpu(before, after, cell.server.pid)
+        if getattr(system, "worker_thread_only", False):
+            cpu = server_cpu = procstat.worker_thread_cpu(before, after, cell.server.pid)
+            task_clock = None  # perf counted the whole process: not the floor's one thread
         periods = seconds * systems.RATE / period
         figures.update({
             "cpu_percent": 100 * cpu / seconds,
+            "task_clock_percent": None if task_clock is None else 100 * task_clock / seconds,
             "server_cpu_percent": 100 * server_cpu / seconds,
             "switches_per_period": switches / periods,
             "rss_server_mib": after.rss.get(cell.server.pid, 0) / 1024,
@@ -138,13 +148,15 @@ def fmt(v, digits=1):
 
 def table(results, system_names, periods, workloads):
     lines = []
-    head = (f"{'work':<5}{'period':>7}  {'system':<28}{'CPU %':>7}{'× sb':>7}{'server %':>9}{'cs/period':>10}"
+    head = (f"{'work':<5}{'period':>7}  {'system':<28}{'CPU %':>7}{'× sb':>7}{'perf %':>8}{'perf×sb':>8}"
+            f"{'server %':>9}{'cs/period':>10}"
             f"{'xruns':>7}{'cycle p50':>10}{'p99':>8}{'max µs':>9}{'>¼ T':>6}{'RSS srv':>9}{'RSS all':>9}")
     lines.append(head)
     lines.append("-" * len(head))
     for w in workloads:
         for period in periods:
             base = median([r.get("cpu_percent") for r in results.get(("stagebox", period, w), [])])
+            perf_base = median([r.get("task_clock_percent") for r in results.get(("stagebox", period, w), [])])
             for s in system_names:
                 runs = results.get((s, period, w), [])
                 ok = [r for r in runs if "error" not in r]
@@ -155,11 +167,14 @@ def table(results, system_names, periods, workloads):
                     lines.append(f"{w:<5}{period:>7}  {s:<28}failed: {err}")
                     continue
                 m = {k: median([r.get(k) for r in ok]) for k in
-                     ("cpu_percent", "server_cpu_percent", "switches_per_period", "cycle_median_us", "cycle_p99_us",
+                     ("cpu_percent", "task_clock_percent", "server_cpu_percent", "switches_per_period", "cycle_median_us", "cycle_p99_us",
                       "cycle_max_us", "cycles_over_quarter", "rss_server_mib", "rss_total_mib")}
                 xr = max(r.get("xruns", 0) or 0 for r in ok) if any("xruns" in r for r in ok) else None
                 ratio = m["cpu_percent"] / base if base else None
+                perf = m["task_clock_percent"]
+                perf_ratio = perf / perf_base if perf is not None and perf_base else None
                 lines.append(f"{w:<5}{period:>7}  {s:<28}{fmt(m['cpu_percent'], 2):>7}{fmt(ratio, 2):>7}"
+                             f"{fmt(perf, 2):>8}{fmt(perf_ratio, 2):>8}"
                              f"{fmt(m['server_cpu_percent'], 2):>9}{fmt(m['switches_per_period'], 2):>10}"
                              f"{'—' if xr is None else xr:>7}{fmt(m['cycle_median_us']):>10}{fmt(m['cycle_p99_us']):>8}"
                              f"{fmt(m['cycle_max_us']):>9}{fmt(m['cycles_over_quarter'], 0):>6}"
@@ -179,7 +194,8 @@ def above_floor(results, system_names, periods):
                  for s in system_names if s != systems.WakeupFloor.name}
         above = {s: v - floor for s, v in above.items() if v is not None}
         jack = above.get("jackd")
-        parts = [f"{s} {v:.2f} %" + (f" ({v / jack:.2f}x jackd)" if jack and jack > 0 and s != "jackd" else "")
+        # A ratio only of two figures above the floor: at the floor, the rounds' noise is all there is.
+        parts = [f"{s} {v:.2f} %" + (f" ({v / jack:.2f}x jackd)" if jack and jack > 0 and v > 0 and s != "jackd" else "")
                  for s, v in above.items()]
         lines.append(f"the loop alone above the wakeup floor ({floor:.2f} %), {period} frames: " + ", ".join(parts))
     return lines
@@ -261,8 +277,9 @@ def main():
           "in the reverse order", file=sys.stderr)
     for round_ in range(args.rounds):
         # Every other round in the reverse order: where a system runs in the round (first, after
-        # another's exit, ...) moves its figures by as much as a quarter (found in the VM rig),
-        # and with an even number of rounds each system has each place equally.
+        # another's exit, ...) moves its figures by as much as a quarter (found in the VM rig).
+        # With an even number of rounds the first and the last swap places equally (with two
+        # systems, each has each place equally).
         order = chosen if round_ % 2 == 0 else chosen[::-1]
         for period in periods:
             for w in workloads:
@@ -280,7 +297,9 @@ def main():
                     status = r.get("error") or f"CPU {r['cpu_percent']:.2f} %"
                     print(f"bench: round {round_ + 1}, {period} frames, ({w}), {s.name}: {status}", file=sys.stderr)
     out = [f"Stagebox side by side, 48 kHz, 2 periods, {args.rounds} rounds interleaved, "
-           f"{args.seconds:g} s measured per cell; medians; CPU in % of one core per second of audio.",
+           f"{args.seconds:g} s measured per cell; medians; CPU in % of one core per second of audio, from "
+           "the threads' schedstat; perf % (with --perf): the same by perf's task-clock over the same window, "
+           "which starts once a thread is switched in (on a VM the two part ways).",
            "Workloads: " + "; ".join(f"({w}) {WORKLOADS[w][1]}" for w in workloads),
            f"stagebox: {b['stagebox']}", "",
            table(results, names, periods, workloads)]
@@ -300,13 +319,19 @@ def main():
                 f"RSS after 1 s {start['rss_mib']:.1f} MiB"]
     if not args.no_callgrind:
         out.append("")
-        for pairs in (0, 4):
-            ir = instructions_per_period(b, pairs=pairs)
-            what = "the loop alone (codec.in to codec.out)" if pairs == 0 else \
-                f"{2 * pairs} client ports ({pairs} senders, {pairs} receivers)"
-            out.append(f"callgrind: Engine.process, {what}, {ir['period']} frames: "
-                       f"{ir['per_period']:,.0f} instructions per period over {ir['calls']} periods")
-        out += whole_process_lines(b, periods)
+        counted = {}
+        try:
+            for pairs in (0, 4):
+                ir = instructions_per_period(b, pairs=pairs)
+                if pairs == 0:
+                    counted[ir["period"]] = ir
+                what = "the loop alone (codec.in to codec.out)" if pairs == 0 else \
+                    f"{2 * pairs} client ports ({pairs} senders, {pairs} receivers)"
+                out.append(f"callgrind: Engine.process, {what}, {ir['period']} frames: "
+                           f"{ir['per_period']:,.0f} instructions per period over {ir['calls']} periods")
+            out += whole_process_lines(b, periods, counted)
+        except (RuntimeError, OSError, subprocess.SubprocessError) as e:  # the table above is kept
+            out.append(f"callgrind: not counted ({e})")
     text = "\n".join(out)
     print(text)
     with open(os.path.join(args.out, "table.txt"), "w") as f:
