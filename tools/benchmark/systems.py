@@ -23,6 +23,15 @@ def wait_for(check, seconds, what):
     raise RuntimeError(f"timed out waiting for {what}")
 
 
+def stop_process(process, sig=signal.SIGTERM, timeout=10):
+    """Asks a process to end with `sig`, and kills it when it has not within `timeout` s."""
+    process.send_signal(sig)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 class Cell:
     """What one system runs for one cell: its server, its clients, and how to stop them."""
 
@@ -87,11 +96,7 @@ class WakeupFloor:
             raise RuntimeError(f"cyclictest ended: {cell.text('server', 'err').strip()[-300:]}")
 
     def stop(self, cell):
-        cell.server.send_signal(signal.SIGINT)
-        try:
-            cell.server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            cell.server.kill()
+        stop_process(cell.server, signal.SIGINT)
         return {}
 
 
@@ -252,11 +257,7 @@ class Jack:
         return figures
 
     def stop_server(self, cell):
-        cell.server.send_signal(signal.SIGTERM)
-        try:
-            cell.server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            cell.server.kill()
+        stop_process(cell.server)
 
 
 class PipeWire(Jack):
