@@ -22,19 +22,9 @@ def cpu_seconds(pid):
     """Time on a CPU of the process's live threads, in seconds, from their schedstat (in
     nanoseconds: the tick-counted utime + stime of /proc/PID/stat moves in 10 ms steps, too
     coarse for a loop that costs 1 %). Falls back to utime + stime without schedstat."""
-    base = f"/proc/{pid}/task"
-    try:
-        tids = os.listdir(base)
-    except OSError:
-        tids = []
-    total, found = 0, False
-    for tid in tids:
-        fields = _read(f"{base}/{tid}/schedstat").split()
-        if fields:
-            total += int(fields[0])
-            found = True
-    if found:
-        return total / 1e9
+    per_thread = thread_cpu_seconds(pid)
+    if per_thread:
+        return sum(per_thread.values())
     text = _read(f"/proc/{pid}/stat")
     if not text:
         return 0.0

@@ -91,6 +91,11 @@ def make_systems(names, b):
     return made
 
 
+def does(system, w):
+    """Whether `system` runs workload `w` (the floor: the loop alone only)."""
+    return not hasattr(system, "does") or system.does(WORKLOADS[w][0])
+
+
 def run_cell(system, period, workload, args):
     workdir = tempfile.mkdtemp(prefix="stagebox-bench-")
     cell = systems.Cell(workdir)
@@ -270,8 +275,7 @@ def main():
             raise SystemExit(f"sidebyside: unknown workload {w} (a, b, c, d)")
     names = [s.name for s in chosen]
     results = {}
-    cells = args.rounds * len(periods) * sum(1 for w in workloads for s in chosen
-                                             if not hasattr(s, "does") or s.does(WORKLOADS[w][0]))
+    cells = args.rounds * len(periods) * sum(1 for w in workloads for s in chosen if does(s, w))
     print(f"bench: {cells} cells ({args.rounds} rounds × {len(periods)} periods × {len(workloads)} workloads × "
           f"{len(chosen)} systems, the floor for the loop alone only), {args.warmup:g} + {args.seconds:g} s each, interleaved, every other round "
           "in the reverse order", file=sys.stderr)
@@ -284,7 +288,7 @@ def main():
         for period in periods:
             for w in workloads:
                 for s in order:
-                    if hasattr(s, "does") and not s.does(WORKLOADS[w][0]):
+                    if not does(s, w):
                         continue
                     r = run_cell(s, period, WORKLOADS[w][0], args)
                     if "error" in r:
