@@ -3,8 +3,9 @@ import StageboxPortRules
 /// What a trigger may be called: the built-in ones by their own names, a client's as
 /// `client.trigger` (like its ports), so a name in the configuration tells which kind it means.
 public enum TriggerRules {
-    /// The triggers Stagebox always has.
-    public static let builtin: [String] = ["record", "mute", "mute-out", "play", "marker"]
+    /// The triggers Stagebox always has (the appliance registers each; `ApplianceTests` checks
+    /// that the two lists agree, so a button can name every one of them).
+    public static let builtin: [String] = ["record", "mute", "mute-out", "play", "marker", "copy-takes", "update"]
 
     /// A trigger name a button, the console or the bus may refer to: a built-in one, or
     /// `client.trigger` (which need not exist yet: a client makes it when it connects).

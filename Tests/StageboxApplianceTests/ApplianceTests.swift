@@ -8,6 +8,7 @@ import StageboxHealth
 import StageboxRecorder
 import StageboxSystem
 import StageboxTestSupport
+import StageboxTriggers
 import Synchronization
 import Testing
 
@@ -184,6 +185,16 @@ final class RunningAppliance: @unchecked Sendable {
         #expect(running.console("trigger mute").contains("selected"))
         #expect((try? running.appliance.engine.isMuted("codec.in")) == true)
         #expect(running.console("triggers").split(separator: "\n").contains { $0.hasPrefix("mute ") && $0.contains("selected") })
+    }
+
+    /// The triggers the appliance registers by itself are exactly the built-in names a
+    /// configuration accepts for a button, an LED or a MIDI control: none that a button could
+    /// not name (`copy-takes` and `update` once were), none a button could name that never comes.
+    @Test func theBuiltinTriggersAreTheOnesTheConfigurationAccepts() throws {
+        let running = try RunningAppliance("")
+        defer { running.stop() }
+        let registered = running.appliance.triggers.all.map(\.name).filter { !$0.contains(".") }
+        #expect(Set(registered) == Set(TriggerRules.builtin), "registered \(registered)")
     }
 
     /// The console's `state save`, `state show` and `state clear` (was a test of the binary).

@@ -40,6 +40,15 @@ import Testing
         #expect(config.leds == [led])
     }
 
+    /// Every built-in trigger may be a button's or an LED's: the takes' copy onto a stick and the
+    /// update's LED too.
+    @Test func everyBuiltinTriggerIsAcceptedForAButtonAndAnLED() {
+        for name in ["record", "mute", "mute-out", "play", "marker", "copy-takes", "update"] {
+            let text = "[[button]]\nline = 4\nlong_press = \"\(name)\"\n[[led]]\nline = 5\ntrigger = \"\(name)\"\n"
+            #expect(problems(text).isEmpty, "\(name): \(problems(text))")
+        }
+    }
+
     @Test func aButtonNeedsOnlyItsLine() {
         let (config, problems) = ConfigParser.parse("[[button]]\nline = 4\npress = \"mute\"\n", file: "box.toml")
         #expect(problems.isEmpty)

@@ -80,7 +80,7 @@ import Testing
         ("note = 36\nchannel = 1.5\npress = \"mute\"", "box.toml:3: midi.map[1].channel: must be an integer or \"any\", not floating-point number (allowed: 1–16 or \"any\")"),
         ("note = 36\nchannel = 10", "box.toml:1: midi.map[1].press: missing: give press, release or long_press"),
         ("note = 36\npress = \"\"", "box.toml:3: midi.map[1].press: missing: give press, release or long_press"),
-        ("note = 36\npress = \"explode\"", "box.toml:3: midi.map[1].press: no built-in trigger named 'explode' (built-in: record, mute, mute-out, play, marker; a client's trigger is CLIENT.TRIGGER, like call.mic-mute)"),
+        ("note = 36\npress = \"explode\"", "box.toml:3: midi.map[1].press: no built-in trigger named 'explode' (built-in: record, mute, mute-out, play, marker, copy-takes, update; a client's trigger is CLIENT.TRIGGER, like call.mic-mute)"),
         ("note = 36\nrelease = \"a.b.c\"", "box.toml:3: midi.map[1].release: invalid trigger name 'a.b.c' (CLIENT.TRIGGER: letters, digits, '_' and '-' on each side of one '.')"),
         ("note = 36\nlong_press = 5", "box.toml:3: midi.map[1].long_press: must be a string, not integer"),
         ("note = 36\npress = \"mute\"\nlong_press_ms = 50", "box.toml:4: midi.map[1].long_press_ms: 50 is out of range (allowed: 100–10000)"),
