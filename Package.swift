@@ -82,7 +82,7 @@ let package = Package(
             "StageboxProtocol", "StageboxPortRules", "StageboxTriggers", "StageboxSystem", "CLinux", "CSampleRate", .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The C client library's implementation (the header is include/stagebox_client.h).
-        .target(name: "StageboxClientC", dependencies: ["StageboxClient", "StageboxTriggers"]),
+        .target(name: "StageboxClientC", dependencies: ["StageboxClient", "StageboxTriggers", "StageboxPortRules"]),
         // The ALSA plugin's entry point (C, on alsa-lib's ioplug API) over the C client library
         // (its include/ links to the library's header).
         .target(name: "StageboxALSAPlugin", dependencies: ["StageboxClientC", "CALSA"],
@@ -196,7 +196,7 @@ let package = Package(
         .testTarget(name: "StageboxTriggersTests", dependencies: ["StageboxTriggers"]),
         .testTarget(name: "StageboxApplianceTests", dependencies: [
             "StageboxAppliance", "StageboxConfig", "StageboxDrivers", "StageboxRecorder", "StageboxClient", "StageboxSystem", "StageboxTestSupport", "StageboxHealth",
-            .product(name: "Logging", package: "swift-log"),
+            "StageboxTriggers", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "StageboxMIDITests", dependencies: ["StageboxMIDI", "StageboxTriggers", "CALSA"]),
         .testTarget(name: "StageboxControlsTests", dependencies: ["StageboxControls", "StageboxTriggers", "StageboxSystem"]),
