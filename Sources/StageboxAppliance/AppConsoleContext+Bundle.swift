@@ -26,8 +26,7 @@ extension AppConsoleContext {
         }
     }
 
-    var defaultBundleDirectory: String {
-        guard case .file(let path) = configSource else { return BundleFile.defaultFolder(configFile: nil) }
-        return BundleFile.defaultFolder(configFile: path)
-    }
+    /// Beside the configuration file, even one with problems (the case a bundle is most
+    /// wanted for); /tmp with none.
+    var defaultBundleDirectory: String { BundleFile.defaultFolder(configFile: configFile) }
 }

@@ -34,6 +34,8 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     let configuration: [String]
     /// Where the configuration came from (a support bundle goes beside its file).
     let configSource: ConfigSource
+    /// The configuration file read, even one whose problems put the appliance on the defaults.
+    let configFile: String?
     let watchdogFeeder: WatchdogFeeder
     let lifecycle: LifecycleController
     let recording: Recording
@@ -70,6 +72,7 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         self.updater = updater
         healthMonitor = health
         configSource = loaded.source
+        configFile = loaded.file
         var lines = ["configuration from \(loaded.source)",
                      "[audio] capture=\(audio.capture) playback=\(audio.playback) rate=\(audio.rate) format=\(audio.format)",
                      "        inputs=\(audio.inputs) outputs=\(audio.outputs) period=\(audio.period) periods=\(audio.periods) "

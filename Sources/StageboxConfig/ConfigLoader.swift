@@ -26,6 +26,16 @@ public struct LoadedConfig: Sendable {
     public var source: ConfigSource
     /// Problems in the file; when there are any, `config` is the built-in defaults.
     public var problems: [ConfigProblem]
+    /// The file that was read, with or without problems (nil when there was none): a file with
+    /// problems is still where the user keeps the configuration, and where a support bundle goes.
+    public var file: String?
+
+    public init(config: StageboxConfiguration, source: ConfigSource, problems: [ConfigProblem], file: String? = nil) {
+        self.config = config
+        self.source = source
+        self.problems = problems
+        self.file = file
+    }
 }
 
 /// Finds and reads the configuration file.
@@ -59,9 +69,9 @@ public enum ConfigLoader {
         let path = explicit ?? searchPath.first { access($0, F_OK) == 0 }
         guard let path else { return LoadedConfig(config: .defaults, source: .builtinDefaults, problems: []) }
         do {
-            return LoadedConfig(config: try load(path: path), source: .file(path), problems: [])
+            return LoadedConfig(config: try load(path: path), source: .file(path), problems: [], file: path)
         } catch {
-            return LoadedConfig(config: .defaults, source: .builtinDefaults, problems: error.problems)
+            return LoadedConfig(config: .defaults, source: .builtinDefaults, problems: error.problems, file: path)
         }
     }
 

@@ -272,6 +272,9 @@ public final class Updater: Sendable {
 
     private func reboot() {
         guard let command = settings.rebootCommand, let path = command.first else { return }
+        // `stagebox update FILE` asks for the phase twice a second: this lets it see the install
+        // end before the reboot closes its connection (a close before that is a failure to it).
+        usleep(1_500_000)
         do {
             _ = try ChildProcess.run(path, Array(command.dropFirst()))
         } catch {

@@ -20,11 +20,17 @@ struct DiagBundle: ParsableCommand {
             Through the running stagebox: its status, configuration, ports, clients, xruns with \
             their context, health, takes, storage, state, the last 2,000 log lines; with the \
             system's versions, the ALSA cards and the kernel log's tail. Without one: what this \
-            command can gather by itself. The file goes to DIR, else beside the configuration \
-            file (BOOT on the card, which any computer reads), else /tmp.
+            command can gather by itself, with the check of the configuration file (--config, else \
+            /boot/stagebox.toml, then /etc/stagebox.toml). The file goes to DIR, else beside the \
+            configuration file, even one with problems (BOOT on the card, which any computer reads), \
+            else /tmp.
             """)
     @OptionGroup var bus: BusOptions
-    @Argument(help: "The folder to write the bundle into.") var directory: String?
+    @Argument(help: "The folder to write the bundle into (no spaces: the console splits its line on them).") var directory: String?
+
+    func validate() throws {
+        if let directory { try ConsolePath.check(directory, "the folder") }
+    }
 
     func run() throws {
         let reason: String
@@ -32,7 +38,7 @@ struct DiagBundle: ParsableCommand {
             let client = try BusClient(name: "diag-\(getpid())", socketPath: bus.socketPath)
             defer { client.close() }
             let (answer, failed) = try busRequest { () throws(BusClientError) in
-                try client.consoleRun("diag bundle" + (directory.map { " \($0)" } ?? ""))
+                try client.consoleRun("diag bundle" + (directory.map { " \(ConsolePath.absolute($0))" } ?? ""))
             }
             print(answer)
             if failed { throw ExitCode(1) }
@@ -52,9 +58,7 @@ struct DiagBundle: ParsableCommand {
             + (loaded.problems.isEmpty ? ["no problems"] : loaded.problems.map { "  \($0)" }))
         bundle.add("ALSA cards (/proc/asound/cards)", SystemReport.alsaCards())
         bundle.add("kernel log (the last 300 lines)", SystemReport.kernelLog(last: 300))
-        var configFile: String?
-        if case .file(let path) = loaded.source { configFile = path }
-        let folder = directory ?? BundleFile.defaultFolder(configFile: configFile)
+        let folder = directory ?? BundleFile.defaultFolder(configFile: loaded.file)
         do {
             print("stagebox is not running (\(reason)): wrote what this command gathers itself to "
                 + (try BundleFile.write(bundle.text(), into: folder)))

@@ -15,23 +15,28 @@ struct UpdateCommand: ParsableCommand {
         abstract: "Install an update bundle into the other root slot (a card with two), or show the slots.",
         discussion: """
             With FILE: installs it through the running stagebox (RAUC), printing the progress, and \
-            exits 0 once it is in (stagebox then reboots into it) or 1 with the reason it failed. \
+            exits 0 once it is in (stagebox then reboots into it) or 1 with the reason it failed, \
+            or when the connection closed before the install said either (stagebox stopped, or \
+            the box lost power: `stagebox update` once it is back shows where the slots stand). \
+            A relative FILE is taken from the folder the command runs in. \
             Without: where updates stand and both slots with their versions.
             """)
     @OptionGroup var bus: BusOptions
-    @Argument(help: "The update bundle (.raucb), a path on the box.") var file: String?
+    @Argument(help: "The update bundle (.raucb), a path on the box (no spaces: the console splits its line on them).") var file: String?
     @Flag(help: "Install it even when it is older than the running system.") var force = false
     @Flag(help: "Boot the other slot instead (and reboot now).") var rollback = false
 
     func validate() throws {
         if rollback && (file != nil || force) { throw ValidationError("--rollback takes no FILE and no --force") }
         if force && file == nil { throw ValidationError("--force needs a FILE") }
+        if let file { try ConsolePath.check(file, "the update bundle") }
     }
 
     func run() throws {
         let client = try bus.connect(as: "update-\(getpid())")
         defer { client.close() }
-        let line = rollback ? "update --rollback" : file.map { "update \($0)" + (force ? " --force" : "") } ?? "update"
+        let line = rollback ? "update --rollback"
+            : file.map { "update \(ConsolePath.absolute($0))" + (force ? " --force" : "") } ?? "update"
         let (answer, failed) = try busRequest { () throws(BusClientError) in try client.consoleRun(line) }
         print(answer)
         if failed { throw ExitCode(1) }
@@ -41,8 +46,9 @@ struct UpdateCommand: ParsableCommand {
         while true {
             usleep(500_000)
             guard let text = try? client.console("update") else {
-                print("the connection closed: the box is rebooting")
-                return
+                printError("stagebox: the connection closed before the install ended (last: \(last.isEmpty ? "nothing yet" : last)): "
+                    + "stagebox stopped or the box restarted; `stagebox update` once it is back shows where the slots stand")
+                throw ExitCode(1)
             }
             let phase = String(text.split(separator: "\n").first ?? "")
             if phase != last {

@@ -215,9 +215,9 @@ import Testing
         let good = try temporaryFile("[audio]\nrate = 96000\n")
         defer { try? FileManager.default.removeItem(atPath: good) }
         let found = ConfigLoader.resolve(explicit: nil, searchPath: ["/nonexistent/stagebox.toml", good])
-        #expect(found.source == .file(good) && found.config.audio.rate == 96000)
+        #expect(found.source == .file(good) && found.config.audio.rate == 96000 && found.file == good)
         let none = ConfigLoader.resolve(explicit: nil, searchPath: ["/nonexistent/a.toml"])
-        #expect(none.source == .builtinDefaults && none.problems.isEmpty)
+        #expect(none.source == .builtinDefaults && none.problems.isEmpty && none.file == nil)
     }
 
     @Test func aBrokenFileGivesTheDefaultsAndEveryProblem() throws {
@@ -227,6 +227,7 @@ import Testing
         #expect(loaded.source == .builtinDefaults)
         #expect(loaded.config == .defaults)
         #expect(loaded.problems.map(\.line) == [2, 3])
+        #expect(loaded.file == bad, "the file read is still named: a support bundle goes beside it")
     }
 
     @Test func unreadableFilesAreNamed() throws {

@@ -12,7 +12,8 @@ public struct RaucStandIn {
     }
 
     public init(booted: String = "A", version: String = "0.1.0-1", bundleVersion: String = "0.1.0-2",
-         compatible: String = "stagebox-rpi", installFails: String? = nil, otherSlotStatus: String = "good") throws {
+         compatible: String = "stagebox-rpi", installFails: String? = nil, otherSlotStatus: String = "good",
+         copySeconds: Int = 0) throws {
         scratch = try Scratch()
         _ = try scratch.write("release", "VERSION=\(version)\nCOMPATIBLE=stagebox-rpi\n")
         let failure = installFails.map { "echo '  40% Copying image'; echo 'LastError: \($0)'; echo 'Installing failed' >&2; exit 1" } ?? ""
@@ -46,6 +47,7 @@ public struct RaucStandIn {
             \tprintf "RAUC_MF_COMPATIBLE='\(compatible)'\\nRAUC_MF_VERSION='\(bundleVersion)'\\n"; exit 0 ;;
             install)
             \techo '  0% Installing'; echo ' 20% Checking bundle'; \(failure)
+            \t\(copySeconds > 0 ? "echo ' 40% Copying image to rootfs.1'; sleep \(copySeconds)" : ":")
             \techo ' 60% Copying image to rootfs.1'; echo '100% Installing done.'; echo "Installing \\`$2\\` succeeded"; exit 0 ;;
             esac
             echo "unexpected: $*" >&2

@@ -53,6 +53,21 @@ import Glibc
         if stalls.isEmpty { #expect(xruns(before) != nil && xruns(before) == xruns(after), "\(before)\n\(after)") }
     }
 
+    /// No stagebox runs (its configuration is broken, say): the command writes what it gathers
+    /// itself beside that configuration file, as on the card's BOOT, with the file's problems.
+    @Test func withoutAStageboxTheBundleGoesBesideEvenABrokenConfiguration() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        let config = try dir.write("stagebox.toml", "[bus]\nsocket = \"\(dir.path("none.sock"))\"\n[audio]\nrate = 1\n")
+        let made = try StageboxProcess.run(["diag", "bundle", "--config", config, "--socket", dir.path("none.sock")])
+        #expect(made.status == 0, "\(made.stdout)\(made.stderr)")
+        #expect(made.stdout.contains("stagebox is not running"), "\(made.stdout)")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).first { $0.hasPrefix("stagebox-support-") },
+                                "no bundle beside \(config): \(made.stdout)")
+        let text = try String(contentsOfFile: dir.path(name), encoding: .utf8)
+        #expect(text.contains("audio.rate"), "the configuration's problem is in the bundle")
+    }
+
     @Test func aFolderThatCannotBeWrittenIsRefusedByName() throws {
         let board = try SimulatedBoard()
         defer { _ = board.stop() }

@@ -41,6 +41,43 @@ import Testing
         #expect(triggerState(try board.stagebox(["console", "--execute", "triggers"]).stdout, "update") == "error")
     }
 
+    /// stagebox killed mid-install (a crash, a power cut): the command does not take the closed
+    /// connection for the reboot into the update. A relative FILE is the caller's.
+    @Test func aConnectionThatClosesMidInstallIsAFailure() throws {
+        let rauc = try RaucStandIn(copySeconds: 10) // the stand-in outlives the killed board; its pipe ends with it
+        defer { rauc.scratch.remove() }
+        _ = try rauc.scratch.write("update.raucb", "a bundle")
+        let board = try SimulatedBoard(environment: [
+            "STAGEBOX_RAUC": rauc.path, "STAGEBOX_RELEASE_FILE": rauc.scratch.path("release"), "STAGEBOX_REBOOT": "",
+        ])
+        defer { _ = board.stop() }
+        let update = Process()
+        update.executableURL = StageboxProcess.binary
+        update.arguments = ["update", "update.raucb", "--socket", board.socket]
+        update.currentDirectoryURL = rauc.scratch.url
+        update.standardOutput = Pipe()
+        update.standardError = Pipe()
+        try update.run()
+        #expect(waitFor(30) { rauc.calls.contains("install \(rauc.scratch.path("update.raucb"))") }, "\(rauc.calls)")
+        #expect(waitFor(30) { (try? board.stagebox(["console", "--execute", "update"]).stdout)?.contains("40%") == true })
+        usleep(1_500_000) // the command asks for the phase twice a second: it has seen 40% now
+        kill(board.process.processIdentifier, SIGKILL)
+        update.waitUntilExit()
+        let (stdout, stderr) = output(of: update)
+        #expect(update.terminationStatus == 1, "\(stdout)\(stderr)")
+        #expect(stderr.contains("the connection closed before the install ended (last: \(rauc.scratch.path("update.raucb")): 40% "),
+                "\(stderr)")
+    }
+
+    @Test func aPathWithASpaceIsRefusedBeforeAnythingIsAsked() throws {
+        let run = try StageboxProcess.run(["update", "/tmp/my update.raucb", "--socket", "/nonexistent.sock"])
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("the update bundle '/tmp/my update.raucb' has a space in it"), "\(run.stderr)")
+        let bundle = try StageboxProcess.run(["diag", "bundle", "/tmp/a b", "--socket", "/nonexistent.sock"])
+        #expect(bundle.status == 64)
+        #expect(bundle.stderr.contains("the folder '/tmp/a b' has a space in it"), "\(bundle.stderr)")
+    }
+
     @Test func withoutRaucUpdatesAreRefusedByName() throws {
         let board = try SimulatedBoard(environment: ["STAGEBOX_RAUC": "/nonexistent/rauc"])
         defer { _ = board.stop() }
