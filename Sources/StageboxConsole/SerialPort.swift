@@ -32,6 +32,8 @@ public final class SerialPort: Sendable {
             throw error
         }
         cfmakeraw(&t)
+        // Every caller has checked `baud` against `baudRates` (the configuration's parser,
+        // `diag serial-echo`), naming the allowed ones.
         let speed = Self.baudRates[baud] ?? speed_t(B115200)
         cfsetispeed(&t, speed)
         cfsetospeed(&t, speed)

@@ -13,10 +13,10 @@ import Musl
 
 /// Options every command-line client shares.
 struct BusOptions: ParsableArguments {
-    @Option(help: "The bus socket (default: $STAGEBOX_SOCKET, else the configuration's [bus] socket, else /run/stagebox/bus.sock as root, else $XDG_RUNTIME_DIR/stagebox/bus.sock: where stagebox run listens).")
+    @Option(help: "The bus socket (default: $STAGEBOX_SOCKET, else the configuration's [bus] socket, else /run/stagebox/bus.sock as root, else $XDG_RUNTIME_DIR/stagebox/bus.sock, else /tmp/stagebox-UID/bus.sock: where stagebox run listens).")
     var socket: String?
 
-    @Option(help: "The configuration file whose [bus] socket to use.")
+    @Option(help: "The configuration file whose [bus] socket to use (default: /boot/stagebox.toml, then /etc/stagebox.toml, as stagebox run reads).")
     var config: String?
 
     var socketPath: String {

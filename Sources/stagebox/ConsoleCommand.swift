@@ -13,7 +13,7 @@ struct ConsoleCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "console", abstract: "Open the diagnostics shell of a running stagebox over its bus socket.")
     @OptionGroup var bus: BusOptions
-    @Option(help: "Run these commands (separated by ';'), print the answers and exit, instead of a shell.")
+    @Option(help: "Run these commands (separated by ';'), print the answers and exit, instead of a shell: exit 1 when one was refused (unknown, wrong usage, refused, a disabled trigger).")
     var execute: String?
 
     func run() throws {

@@ -20,10 +20,15 @@ struct DiagCommand: ParsableCommand {
     struct GPIOWaitEdge: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "gpio-wait-edge", abstract: "Wait for an edge on an input line; print it.")
-        @Argument(help: "The chip (gpiochip0, a path or a label).") var chip: String
-        @Argument(help: "The line offset.") var line: Int
+        @Argument(help: "The GPIO chip: a name (gpiochip0), a path, a label or a number.") var chip: String
+        @Argument(help: "The line's offset on the chip.") var line: Int
         @Option(help: "Give up after this many seconds (exit 2).") var timeout: Double = 10
         @Flag(help: "Print READY once the line is requested (for scripts that then make the edge).") var ready = false
+
+        func validate() throws {
+            guard line >= 0 else { throw ValidationError("line must be 0 or more, not \(line)") }
+            guard timeout > 0 && timeout.isFinite else { throw ValidationError("--timeout must be more than 0 seconds, not \(timeout)") }
+        }
 
         func run() throws {
             let edge: GPIOLine.Edge?
@@ -111,8 +116,16 @@ struct DiagCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "serial-echo", abstract: "Answer each line on a serial port with 'pong LINE'.")
         @Argument(help: "The serial device.") var device: String
-        @Option var baud = 115_200
+        @Option(help: "The line speed: 9600, 19200, 38400, 57600, 115200, 230400, 460800 or 921600.") var baud = 115_200
         @Option(help: "Answer this many lines, then exit (0: forever).") var lines = 0
+
+        func validate() throws {
+            if SerialPort.baudRates[baud] == nil {
+                let rates = SerialPort.baudRates.keys.sorted().map(String.init).joined(separator: ", ")
+                throw ValidationError("--baud must be one of \(rates), not \(baud)")
+            }
+            if lines < 0 { throw ValidationError("--lines must be 0 (forever) or more, not \(lines)") }
+        }
 
         func run() throws {
             let port: SerialPort

@@ -32,7 +32,8 @@ struct LatencyCommand: ParsableCommand {
             and a receiver from codec.in. With --playback and --capture it opens those PCMs itself, \
             when no appliance runs.
 
-            Exit status: 0 with a figure, 1 on an error, 2 when no signal came back.
+            Exit status: 0 with a figure, 1 on an error, 2 when no signal came back, 64 for an option \
+            out of its range.
             """)
 
     @OptionGroup var bus: BusOptions
@@ -40,14 +41,14 @@ struct LatencyCommand: ParsableCommand {
     @Option(help: "On the bus: the port (or PORT:CHANNEL) whose signal comes back.") var from = "codec.in"
     @Option(help: "Standalone: the ALSA PCM to play the stimulus on (with --capture).") var playback: String?
     @Option(help: "Standalone: the ALSA PCM to capture from (with --playback).") var capture: String?
-    @Option(help: "Standalone: the sample rate.") var rate = 48000
-    @Option(help: "Standalone: frames per period.") var period = 256
-    @Option(help: "Standalone: periods in the playback buffer.") var periods = 2
-    @Option(help: "Standalone: the channels the PCMs are opened with.") var channels = 2
+    @Option(help: "Standalone: the sample rate (8000–192000).") var rate = 48000
+    @Option(help: "Standalone: frames per period (16–8192).") var period = 256
+    @Option(help: "Standalone: periods in the playback buffer (2–16).") var periods = 2
+    @Option(help: "Standalone: the channels the PCMs are opened with (1–32).") var channels = 2
     @Option(help: "Standalone: the channel, from 1, played on and captured from.") var channel = 1
     // Unconditional: a negative value is refused in words, not taken for an option.
     @Option(name: [.customLong("timeout"), .customLong("seconds")], parsing: .unconditional,
-            help: "Give up when no signal has come back for this many seconds (exit status 2).")
+            help: "Give up when no signal has come back for this many seconds, at most 3600 (exit status 2).")
     var timeout = 3.0
     @Flag(help: "Print the figure as one line of JSON.") var json = false
 

@@ -11,9 +11,9 @@ import Musl
 #endif
 
 struct PlayCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "play", abstract: "Play a WAV file onto the bus through a sender port.")
+    static let configuration = CommandConfiguration(commandName: "play", abstract: "Play an audio file onto the bus through a sender port.")
     @OptionGroup var bus: BusOptions
-    @Argument(help: "The WAV file.") var file: String
+    @Argument(help: "The audio file: a WAV, or anything else this build's libsndfile reads (as stagebox render).") var file: String
     @Option(help: "The sender port to create, CLIENT.PORT.") var port: String
     @Option(help: "Connect the port to this receiver (or filter); wait for it to appear on the bus (see --wait).")
     var to: String?
@@ -78,7 +78,7 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "With --from: how many seconds to wait for it to appear (0: it must be there now).") var wait = 10.0
     // Unconditional: a negative value is refused in words, not taken for an option.
     @Option(parsing: .unconditional, help: "Stop after this many seconds (default: until interrupted).") var seconds: Double?
-    @Option(help: "Channels to record.") var channels = 2
+    @Option(help: "Channels to record (1–32).") var channels = 2
     @Option(help: "Sample encoding: PCM_16, PCM_24, PCM_32 or FLOAT.") var encoding = "FLOAT"
 
     func validate() throws {
@@ -187,8 +187,8 @@ struct NoiseCommand: ParsableCommand {
     @OptionGroup var bus: BusOptions
     @Option(help: "The sender port to create, CLIENT.PORT.") var port: String
     @Option(help: "Connect the port to this receiver (or filter).") var to: String?
-    @Option(help: "The program's sample rate.") var rate = 48000
-    @Option(help: "Channels of the noise (each its own).") var channels = 1
+    @Option(help: "The program's sample rate (8000–192000).") var rate = 48000
+    @Option(help: "Channels of the noise, each its own (1–32).") var channels = 1
     // Unconditional: the value is negative, and must not be taken for an option.
     @Option(parsing: .unconditional, help: "Level in dBFS, at most 0 (for example -6).") var levelDB = -20.0
     // Unconditional: a negative value is refused in words, not taken for an option.

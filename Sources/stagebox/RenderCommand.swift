@@ -15,7 +15,9 @@ struct RenderCommand: ParsableCommand {
             where libsndfile has its codec libraries, as Debian's has and the static binary's has not). It is converted to the \
             configuration's rate, and its channels are mapped onto the codec inputs as connections map them \
             (equal counts, mono to all, all to mono). The output is a WAV at the configuration's rate with its \
-            output channels, in the input's sample encoding; it is written beside the output and put in place \
+            output channels, in the input's sample encoding where WAV has it (16, 24 or 32-bit integers, \
+            float), else the nearest that holds every sample (8-bit, µ-law and A-law, ADPCM: 16-bit; \
+            double, Vorbis, Opus, MP3: float); it is written beside the output and put in place \
             only when the whole input is rendered, so a failed render never leaves half a file.
             """)
 

@@ -26,19 +26,22 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Stop after N frames, print the statistics, and exit 0.")
     var frames: Int?
 
-    @Option(help: "With --simulate: what the simulated codec inputs hear (sine, noise, silence).")
-    var inputSignal: String = "sine"
+    @Option(help: "With --simulate: what the simulated codec inputs hear (sine, noise, silence; default: sine).")
+    var inputSignal: String?
 
     @Option(help: "With --simulate: write what the codec outputs play to this WAV file.")
     var output: String?
 
     @Option(help: ArgumentHelp(
         "With --simulate: the inputs hear the outputs this many frames later, as through a loop cable, instead of --input-signal.",
-        discussion: "At least one period (less is taken as one). For `stagebox latency`, period x periods frames "
+        discussion: "At least one period (less is taken as one), at most 1000000 frames. For `stagebox latency`, period x periods frames "
             + "is Stagebox's own buffering on a codec; frames beyond it stand for the converters and the cable."))
     var loop: Int?
 
-    @Flag(help: "Do not wait for the device or the clock between periods (tests and measurements).")
+    @Flag(help: ArgumentHelp(
+        "On a device (not with --simulate): do not wait for it between periods (tests and measurements).",
+        discussion: "A plugin device that does not pace, such as null or file, then runs as fast as it takes the "
+            + "audio, instead of at the rate's pace. The simulated board is paced by its clock: --speed runs it faster."))
     var freeRun = false
 
     @Option(help: "With --simulate: run the simulated codec clock this many times faster than real time (0.1–64; long tests).")
@@ -46,8 +49,12 @@ struct RunCommand: ParsableCommand {
 
     func validate() throws {
         if let frames, frames <= 0 { throw ValidationError("--frames must be a positive number of frames") }
-        if ToneSignal(rawValue: inputSignal) == nil {
+        if let inputSignal, ToneSignal(rawValue: inputSignal) == nil {
             throw ValidationError("--input-signal must be sine, noise or silence, not '\(inputSignal)'")
+        }
+        if inputSignal != nil && !simulate { throw ValidationError("--input-signal goes with --simulate") }
+        if freeRun && simulate {
+            throw ValidationError("--free-run is for a device; the simulated board is paced by its clock (--speed runs it faster)")
         }
         if output != nil && !simulate { throw ValidationError("--output goes with --simulate") }
         if !(0.1...64).contains(speed) { throw ValidationError("--speed must be from 0.1 to 64, not \(speed)") }
@@ -70,8 +77,7 @@ struct RunCommand: ParsableCommand {
         let loaded = ConfigLoader.resolve(explicit: config)
         // Every problem of the file, as check-config finds them (connections too), not only
         // those that made it fall back to the defaults.
-        let path = config ?? ConfigLoader.searchPath.first { access($0, F_OK) == 0 }
-        let problems = loaded.problems.isEmpty ? [] : path.map { CheckConfigCommand.problems(in: $0) } ?? loaded.problems
+        let problems = loaded.problems.isEmpty ? [] : loaded.file.map { CheckConfigCommand.problems(in: $0) } ?? loaded.problems
         for problem in problems { logger.error("\(problem)") }
         if !loaded.problems.isEmpty { logger.warning("the configuration has problems; running on the built-in defaults") }
         logger.info("stagebox \(StageboxVersion.string): configuration from \(loaded.source)")
@@ -79,7 +85,7 @@ struct RunCommand: ParsableCommand {
         var options = ApplianceOptions()
         options.simulate = simulate
         options.frames = frames
-        options.inputSignal = ToneSignal(rawValue: inputSignal) ?? .sine
+        options.inputSignal = inputSignal.flatMap(ToneSignal.init(rawValue:)) ?? .sine
         options.output = output
         options.loop = loop
         options.speed = speed

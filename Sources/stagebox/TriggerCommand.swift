@@ -13,7 +13,8 @@ struct TriggerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trigger", abstract: "Fire a trigger by name, or make one of your own with --create.",
         discussion: """
-            Firing a disabled trigger does nothing: it prints "trigger NAME is disabled" and exits 1.
+            Firing a disabled trigger does nothing: it prints "stagebox: trigger NAME is disabled" on \
+            standard error and exits 1.
 
             With --create, NAME is CLIENT.TRIGGER: stagebox connects as CLIENT and makes the \
             trigger, prints "fired CLIENT.TRIGGER" on a line of its own each time it is fired (by \

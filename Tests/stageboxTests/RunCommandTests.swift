@@ -14,6 +14,20 @@ import Testing
         #expect(r.seconds >= 0.95 && r.seconds < 60, "took \(r.seconds) s") // the upper bound: not run until killed
     }
 
+    /// An option that means nothing in the mode asked for is refused with why, not ignored.
+    @Test(arguments: [
+        (["--simulate", "--free-run"], "--free-run is for a device; the simulated board is paced by its clock"),
+        (["--input-signal", "noise"], "--input-signal goes with --simulate"),
+        (["--simulate", "--input-signal", "pink"], "--input-signal must be sine, noise or silence, not 'pink'"),
+        (["--output", "x.wav"], "--output goes with --simulate"),
+        (["--loop", "64"], "--loop goes with --simulate"),
+    ])
+    func optionsForTheOtherModeAreRefusedWithWhy(arguments: [String], why: String) throws {
+        let r = try StageboxProcess.run(["run"] + arguments)
+        #expect(r.status == 64, "\(arguments): \(r.status)")
+        #expect(r.stderr.contains(why), "\(arguments): \(r.stderr)")
+    }
+
     @Test func simulateWritesWhatThePlaybackPlays() throws {
         let s = try Scratch()
         defer { s.remove() }
