@@ -26,8 +26,9 @@ public struct LoadedConfig: Sendable {
     public var source: ConfigSource
     /// Problems in the file; when there are any, `config` is the built-in defaults.
     public var problems: [ConfigProblem]
-    /// The file that was read, with or without problems (nil when there was none): a file with
-    /// problems is still where the user keeps the configuration, and where a support bundle goes.
+    /// The file that was read, with or without problems (nil when there was none, or the path
+    /// named no file): a file with problems is still where the user keeps the configuration,
+    /// and where a support bundle goes.
     public var file: String?
 
     public init(config: StageboxConfiguration, source: ConfigSource, problems: [ConfigProblem], file: String? = nil) {
@@ -71,7 +72,9 @@ public enum ConfigLoader {
         do {
             return LoadedConfig(config: try load(path: path), source: .file(path), problems: [], file: path)
         } catch {
-            return LoadedConfig(config: .defaults, source: .builtinDefaults, problems: error.problems, file: path)
+            var info = stat()
+            let isFile = stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+            return LoadedConfig(config: .defaults, source: .builtinDefaults, problems: error.problems, file: isFile ? path : nil)
         }
     }
 

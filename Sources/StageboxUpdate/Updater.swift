@@ -64,6 +64,8 @@ public final class Updater: Sendable {
         /// When the tick last looked for RAUC, and what it found: once a minute, not every tick.
         var raucLookedAt: Double?
         var raucFound = false
+        /// `update` has answered with the install's end since it came (see `rebootOnceShown`).
+        var installedShown = false
     }
 
     /// - Parameters:
@@ -137,6 +139,10 @@ public final class Updater: Sendable {
     public func describe() -> String {
         guard isAvailable else { return "this system has no RAUC (\(settings.rauc.path)): updates need the card" }
         refreshReport()
+        let phase = state.withLock { s in
+            if case .installed = s.phase { s.installedShown = true }
+            return s.phase
+        }
         var lines = [phaseLine(phase)] + (rollbackNote.map { [$0] } ?? [])
         if let report = state.withLock({ $0.report }) {
             for slot in report.slots {
@@ -262,7 +268,7 @@ public final class Updater: Sendable {
             logger.notice("update: \(info.version) installed in the other slot; rebooting into it")
             refreshReport()
             setPhase(.installed(version: info.version))
-            reboot()
+            rebootOnceShown()
             finish(.installed(version: info.version))
         } catch {
             logger.error("update: \(error)")
@@ -270,11 +276,19 @@ public final class Updater: Sendable {
         }
     }
 
+    /// Reboots once `update` has answered with the install's end, or after 5 s: `stagebox
+    /// update FILE` follows the install by asking `update`, and takes a connection that closes
+    /// before it saw the end for a failure. An answer can wait behind a slow console line.
+    private func rebootOnceShown() {
+        guard settings.rebootCommand?.first != nil else { return }
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        while !state.withLock({ $0.installedShown }) && monotonicNanoseconds() < deadline { usleep(100_000) }
+        usleep(300_000) // the answer on its way to the client
+        reboot()
+    }
+
     private func reboot() {
         guard let command = settings.rebootCommand, let path = command.first else { return }
-        // `stagebox update FILE` asks for the phase twice a second: this lets it see the install
-        // end before the reboot closes its connection (a close before that is a failure to it).
-        usleep(1_500_000)
         do {
             _ = try ChildProcess.run(path, Array(command.dropFirst()))
         } catch {
@@ -314,7 +328,7 @@ public final class Updater: Sendable {
 
     private func setPhase(_ phase: Phase) {
         let changed = state.withLock { s -> Bool in
-            defer { s.phase = phase }
+            defer { s.phase = phase; s.installedShown = false }
             return s.phase != phase
         }
         if changed { onPhase(phase) }

@@ -29,16 +29,17 @@ struct DiagBundle: ParsableCommand {
     @Argument(help: "The folder to write the bundle into (no spaces: the console splits its line on them).") var directory: String?
 
     func validate() throws {
-        if let directory { try ConsolePath.check(directory, "the folder") }
+        if let directory { _ = try ConsolePath.absolute(directory, "the folder") }
     }
 
     func run() throws {
+        let folder = try directory.map { try ConsolePath.absolute($0, "the folder") }
         let reason: String
         do {
             let client = try BusClient(name: "diag-\(getpid())", socketPath: bus.socketPath)
             defer { client.close() }
             let (answer, failed) = try busRequest { () throws(BusClientError) in
-                try client.consoleRun("diag bundle" + (directory.map { " \(ConsolePath.absolute($0))" } ?? ""))
+                try client.consoleRun("diag bundle" + (folder.map { " \($0)" } ?? ""))
             }
             print(answer)
             if failed { throw ExitCode(1) }
@@ -46,10 +47,10 @@ struct DiagBundle: ParsableCommand {
         } catch let error as BusClientError {
             reason = "\(error)"
         }
-        try writeWithoutStagebox(because: reason)
+        try writeWithoutStagebox(into: folder, because: reason)
     }
 
-    private func writeWithoutStagebox(because reason: String) throws {
+    private func writeWithoutStagebox(into directory: String?, because reason: String) throws {
         let loaded = ConfigLoader.resolve(explicit: bus.config)
         var bundle = SupportBundle()
         bundle.add("stagebox support bundle (stagebox not running)",

@@ -29,14 +29,14 @@ struct UpdateCommand: ParsableCommand {
     func validate() throws {
         if rollback && (file != nil || force) { throw ValidationError("--rollback takes no FILE and no --force") }
         if force && file == nil { throw ValidationError("--force needs a FILE") }
-        if let file { try ConsolePath.check(file, "the update bundle") }
+        if let file { _ = try ConsolePath.absolute(file, "the update bundle") }
     }
 
     func run() throws {
         let client = try bus.connect(as: "update-\(getpid())")
         defer { client.close() }
-        let line = rollback ? "update --rollback"
-            : file.map { "update \(ConsolePath.absolute($0))" + (force ? " --force" : "") } ?? "update"
+        let path = try file.map { try ConsolePath.absolute($0, "the update bundle") }
+        let line = rollback ? "update --rollback" : path.map { "update \($0)" + (force ? " --force" : "") } ?? "update"
         let (answer, failed) = try busRequest { () throws(BusClientError) in try client.consoleRun(line) }
         print(answer)
         if failed { throw ExitCode(1) }
@@ -45,8 +45,9 @@ struct UpdateCommand: ParsableCommand {
         var last = ""
         while true {
             usleep(500_000)
-            guard let text = try? client.console("update") else {
-                printError("stagebox: the connection closed before the install ended (last: \(last.isEmpty ? "nothing yet" : last)): "
+            let text: String
+            do { text = try client.console("update") } catch {
+                printError("stagebox: no answer before the install ended (\(error); last: \(last.isEmpty ? "nothing yet" : last)): "
                     + "stagebox stopped or the box restarted; `stagebox update` once it is back shows where the slots stand")
                 throw ExitCode(1)
             }

@@ -228,6 +228,7 @@ import Testing
         #expect(loaded.config == .defaults)
         #expect(loaded.problems.map(\.line) == [2, 3])
         #expect(loaded.file == bad, "the file read is still named: a support bundle goes beside it")
+        #expect(ConfigLoader.resolve(explicit: "/nonexistent/stagebox.toml").file == nil, "no file: nothing to put a bundle beside")
     }
 
     @Test func unreadableFilesAreNamed() throws {
