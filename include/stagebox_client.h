@@ -48,8 +48,8 @@ int stagebox_connection_lost(const stagebox_client *client, char *error, size_t 
 int stagebox_connect_ports(stagebox_client *client, const char *from, const char *to, char *error, size_t error_size);
 int stagebox_disconnect_ports(stagebox_client *client, const char *from, const char *to, char *error, size_t error_size);
 int stagebox_set_muted(stagebox_client *client, const char *port, int muted, char *error, size_t error_size);
-/* Fires a trigger: a built-in one (record, mute, mute-out, play, marker, where this stagebox has
- * it) or a client's ("call.mic-mute"). A disabled trigger is not fired: -1 with
+/* Fires a trigger: a built-in one (record, mute, mute-out, play, marker, copy-takes, where this
+ * stagebox has it; update only shows an update's state) or a client's ("call.mic-mute"). A disabled trigger is not fired: -1 with
  * "trigger NAME is disabled" in the error buffer. */
 int stagebox_fire_trigger(stagebox_client *client, const char *name, char *error, size_t error_size);
 

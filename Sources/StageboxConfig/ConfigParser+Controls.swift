@@ -34,7 +34,7 @@ extension ConfigParser {
             fields.string("chip", &entry.chip, nonEmpty: true)
             fields.int("line", &entry.line, range: gpioLineRange, required: true)
             fields.choice("active", &entry.active, among: ButtonEntry.levels)
-            fields.trigger("trigger", &entry.trigger, required: true)
+            fields.trigger("trigger", &entry.trigger, required: true, fired: false)
             parser = fields.parser
             return entry
         }
@@ -117,12 +117,12 @@ extension Character {
 
 extension ConfigParser.Fields {
     /// A trigger's name: a built-in one or `client.trigger` (TriggerRules); empty means none,
-    /// unless `required`.
-    mutating func trigger(_ key: String, _ target: inout String, required: Bool) {
+    /// unless `required`. `fired`: a name to fire (a button's), not only to show (an LED's).
+    mutating func trigger(_ key: String, _ target: inout String, required: Bool, fired: Bool = true) {
         string(key, &target, nonEmpty: required, required: required)
         guard !target.isEmpty else { return }
         do throws(TriggerRuleViolation) {
-            try TriggerRules.checkReference(target)
+            try TriggerRules.checkReference(target, fired: fired)
         } catch {
             problem(key, error.description)
             target = ""

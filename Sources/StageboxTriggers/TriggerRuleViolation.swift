@@ -4,6 +4,8 @@ import StageboxPortRules
 /// bus server, command line) shows.
 public enum TriggerRuleViolation: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownTrigger(String)
+    /// A built-in trigger that only shows a state, named where it would be fired.
+    case onlyShown(String)
     case invalidTriggerName(String)
     case invalidTriggerTitle(trigger: String, String)
     /// The client part of `client.trigger` breaks the port rules' client name.
@@ -14,6 +16,8 @@ public enum TriggerRuleViolation: Error, Sendable, Equatable, CustomStringConver
         case .unknownTrigger(let name):
             return "no built-in trigger named '\(name)' (built-in: \(TriggerRules.builtin.joined(separator: ", ")); "
                 + "a client's trigger is CLIENT.TRIGGER, like call.mic-mute)"
+        case .onlyShown(let name):
+            return "the trigger '\(name)' only shows a state on an LED; firing it does nothing"
         case .invalidTriggerName(let name):
             return "invalid trigger name '\(name)' (CLIENT.TRIGGER: letters, digits, '_' and '-' on each side of one '.')"
         case let .invalidTriggerTitle(trigger, title):

@@ -7,9 +7,14 @@ public enum TriggerRules {
     /// that the two lists agree, so a button can name every one of them).
     public static let builtin: [String] = ["record", "mute", "mute-out", "play", "marker", "copy-takes", "update"]
 
-    /// A trigger name a button, the console or the bus may refer to: a built-in one, or
+    /// The built-in triggers that only show a state (on an LED): firing them does nothing.
+    public static let shownOnly: [String] = ["update"]
+
+    /// A trigger name a button, an LED, the console or the bus may refer to: a built-in one, or
     /// `client.trigger` (which need not exist yet: a client makes it when it connects).
-    public static func checkReference(_ name: String) throws(TriggerRuleViolation) {
+    /// `fired`: the name is one to fire (a button's, a MIDI control's), not only to show.
+    public static func checkReference(_ name: String, fired: Bool = true) throws(TriggerRuleViolation) {
+        if fired && shownOnly.contains(name) { throw .onlyShown(name) }
         if builtin.contains(name) { return }
         guard name.contains(".") else { throw .unknownTrigger(name) }
         let client = String(name.prefix { $0 != "." })
