@@ -26,8 +26,10 @@ struct DiagCommand: ParsableCommand {
         @Flag(help: "Print READY once the line is requested (for scripts that then make the edge).") var ready = false
 
         func validate() throws {
-            guard line >= 0 else { throw ValidationError("line must be 0 or more, not \(line)") }
-            guard timeout > 0 && timeout.isFinite else { throw ValidationError("--timeout must be more than 0 seconds, not \(timeout)") }
+            guard (0...Int(UInt32.max)).contains(line) else { throw ValidationError("line must be from 0 to \(UInt32.max), not \(line)") }
+            guard timeout > 0 && timeout <= 86400 else {
+                throw ValidationError("--timeout must be more than 0 and at most 86400 seconds, not \(timeout)")
+            }
         }
 
         func run() throws {
@@ -55,11 +57,12 @@ struct DiagCommand: ParsableCommand {
         @Argument(help: "The GPIO chip: a name (gpiochip0), a path, a label or a number.") var chip: String
         @Argument(help: "The line's offset on the chip.") var line: Int
         @Argument(help: "0 or 1.") var value: Int
-        @Option(help: "Hold the line this many seconds before releasing it.") var hold: Double = 1
+        @Option(help: "Hold the line this many seconds before releasing it (at most 3600).") var hold: Double = 1
 
         func validate() throws {
             guard value == 0 || value == 1 else { throw ValidationError("value must be 0 or 1, not \(value)") }
-            guard line >= 0 else { throw ValidationError("line must be 0 or more, not \(line)") }
+            guard hold >= 0 && hold <= 3600 else { throw ValidationError("--hold must be from 0 to 3600 seconds, not \(hold)") }
+            guard (0...Int(UInt32.max)).contains(line) else { throw ValidationError("line must be from 0 to \(UInt32.max), not \(line)") }
         }
 
         func run() throws {

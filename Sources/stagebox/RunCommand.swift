@@ -53,6 +53,9 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("--input-signal must be sine, noise or silence, not '\(inputSignal)'")
         }
         if inputSignal != nil && !simulate { throw ValidationError("--input-signal goes with --simulate") }
+        if inputSignal != nil && loop != nil {
+            throw ValidationError("--input-signal and --loop both say what the inputs hear: give one")
+        }
         if freeRun && simulate {
             throw ValidationError("--free-run is for a device; the simulated board is paced by its clock (--speed runs it faster)")
         }

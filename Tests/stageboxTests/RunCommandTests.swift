@@ -21,6 +21,7 @@ import Testing
         (["--simulate", "--input-signal", "pink"], "--input-signal must be sine, noise or silence, not 'pink'"),
         (["--output", "x.wav"], "--output goes with --simulate"),
         (["--loop", "64"], "--loop goes with --simulate"),
+        (["--simulate", "--loop", "64", "--input-signal", "noise"], "--input-signal and --loop both say what the inputs hear"),
     ])
     func optionsForTheOtherModeAreRefusedWithWhy(arguments: [String], why: String) throws {
         let r = try StageboxProcess.run(["run"] + arguments)
