@@ -175,7 +175,7 @@ final class Recording: Sendable {
 
     func record(start: Bool) -> String {
         if start {
-            if recorder.isRecording { return "already recording take \(recorder.status.take?.name ?? "")" }
+            if recorder.isRecording { return "refused: already recording take \(recorder.status.take?.name ?? "")" }
             switch recorder.start() {
             case .success(let take):
                 triggers.setState("record", .selected)
@@ -280,7 +280,11 @@ extension Recording {
     func slate(_ words: [String]) -> String {
         let slate = recorder.slate
         guard let field = words.first, words.count == 2 else { return "next take: \(slate.line)" }
-        let value = words[1]
+        var value = words[1]
+        if ["project", "scene", "tape"].contains(field) && (value == "\"\"" || value == "''" || value == "-") {
+            value = "" // cleared
+        }
+        if let problem = SlateText.problem(value, field: field) { return "refused: \(problem)" }
         switch field {
         case "scene": slate.setScene(value)
         case "tape": slate.setTape(value)
@@ -288,6 +292,7 @@ extension Recording {
         case "note": slate.setNote(value)
         case "take":
             if value == "next" {
+                guard slate.current.take < 9999 else { return "refused: take 9999 is the last; set another scene or take number" }
                 slate.setTake(slate.current.take + 1)
             } else if let n = Int(value), n >= 1, n <= 9999 {
                 slate.setTake(n)

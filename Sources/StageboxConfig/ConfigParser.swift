@@ -223,6 +223,15 @@ public struct ConfigParser {
         fields.string("project", &recorder.project, nonEmpty: false)
         fields.string("scene", &recorder.scene, nonEmpty: false)
         fields.string("tape", &recorder.tape, nonEmpty: false)
+        for (key, value) in [("project", recorder.project), ("scene", recorder.scene), ("tape", recorder.tape)] {
+            guard let problem = SlateText.problem(value, field: key) else { continue }
+            fields.problem(key, problem)
+            switch key {
+            case "project": recorder.project = ""
+            case "scene": recorder.scene = ""
+            default: recorder.tape = ""
+            }
+        }
         if !(recorder.mirror.isEmpty || recorder.mirror == "usb" || recorder.mirror.hasPrefix("/")) {
             fields.problem("mirror", "'\(recorder.mirror)' is neither \"usb\" nor an absolute path",
                            allowed: "\"\" (no copy), \"usb\" (the first USB stick) or a path from /")

@@ -67,8 +67,11 @@ public struct IXML: Sendable, Equatable {
             note = String(note.dropLast(max(1, note.count / 4)))
             text = Array(document(note: note + "…").utf8)
         }
-        if text.count > Self.chunkBytes { text = Array(IXML(project: "", scene: scene, take: take, tape: "", note: "", trackNames: [],
-                                                           timeReference: timeReference, sampleRate: sampleRate).xml.utf8) }
+        // Then the other fields, the scene last: the chunk keeps its size whatever they hold.
+        for scene in [scene, ""] where text.count > Self.chunkBytes {
+            text = Array(IXML(project: "", scene: scene, take: take, tape: "", note: "", trackNames: [],
+                              timeReference: timeReference, sampleRate: sampleRate).xml.utf8)
+        }
         return text + [UInt8](repeating: 0x20, count: max(0, Self.chunkBytes - text.count))
     }
 

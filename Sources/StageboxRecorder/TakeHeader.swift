@@ -68,9 +68,11 @@ struct TakeHeader {
         }
         let bextBody = bext.chunkBody(format: format)
         b.fourCC("bext"); b.u32(UInt32(bextBody.count)); b.bytes.append(contentsOf: bextBody)
+        if bextBody.count & 1 == 1 { b.bytes.append(0) } // RIFF pads a chunk of odd size
         if let ixml = bext.ixml {
             let body = ixml.chunkBody()
             b.fourCC("iXML"); b.u32(UInt32(body.count)); b.bytes.append(contentsOf: body)
+            if body.count & 1 == 1 { b.bytes.append(0) }
         }
         cueRegionOffset = b.bytes.count
         b.fourCC("JUNK"); b.u32(UInt32(Self.cueRegionBytes - 8)); b.zeros(Self.cueRegionBytes - 8)

@@ -147,8 +147,24 @@ final class RunningAppliance: @unchecked Sendable {
         #expect(running.console("take zero") == "refused: take wants a number from 1 to 9999, or next, not 'zero'")
         #expect(running.console("note \"wind on mic 2\"") == "next take: project Night, scene 4A, take 8 next, note: wind on mic 2")
         #expect(running.console("record start").hasPrefix("recording take "))
+        #expect(running.console("record start").hasPrefix("refused: already recording take "), "a second start is refused")
         #expect(running.console("slate") == "next take: project Night, scene 4A, take 9 next, no note")
         #expect(running.console("record stop").hasPrefix("stopped take "))
+    }
+
+    /// What a slate field may hold: one line of text short enough for the take's chunks and a
+    /// console line; `-` clears a field; the take number stops at 9999.
+    @Test func slateFieldsAreRefusedWithWhyAndCleared() throws {
+        let running = try RunningAppliance("scene = \"4\"\n")
+        defer { running.stop() }
+        #expect(running.console("scene " + String(repeating: "&", count: 65)) == "refused: scene is 65 bytes long; at most 64")
+        #expect(running.console("note " + String(repeating: "n", count: 257)) == "refused: note is 257 bytes long; at most 256")
+        #expect(running.console("tape x\u{1B}[31m") == "refused: tape holds a control character (U+001B); a slate field is one line of text")
+        #expect(running.console("scene -") == "next take: no scene, take 1 next, no note")
+        #expect(running.console("project Night") == "next take: project Night, no scene, take 1 next, no note")
+        #expect(running.console("project \"\"") == "next take: no scene, take 1 next, no note")
+        #expect(running.console("take 9999") == "next take: no scene, take 9999 next, no note")
+        #expect(running.console("take next") == "refused: take 9999 is the last; set another scene or take number")
     }
 
     private func state(_ running: RunningAppliance, _ trigger: String) -> String {
