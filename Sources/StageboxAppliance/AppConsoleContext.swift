@@ -134,7 +134,10 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
     var midi: [String]? { runningMIDI?.lines }
 
     func state(_ action: String) -> String {
-        guard let keeper = stateKeeper else { return "no [state] in the configuration: nothing is kept across restarts" }
+        guard let keeper = stateKeeper else {
+            let why = "no [state] in the configuration: nothing is kept across restarts"
+            return action == "show" ? why : "refused: \(why)"
+        }
         switch action {
         case "show": return keeper.shown
         case "save": return keeper.saveNow()
@@ -155,6 +158,9 @@ final class AppConsoleContext: ConsoleContext, @unchecked Sendable {
         switch arguments.first {
         case nil: return updater.describe()
         case "--rollback": return updater.rollback()
+        case let file? where !file.hasPrefix("/"):
+            // Whose folder a relative path would be read from is not the caller's to know.
+            return "refused: give the bundle as an absolute path, not '\(file)'"
         case let file?: return updater.install(file, force: arguments.dropFirst().first == "--force")
         }
     }

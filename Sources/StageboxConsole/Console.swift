@@ -1,6 +1,7 @@
 import StageboxFormatting
 import StageboxEngine
 import StageboxSystem
+import StageboxTriggers
 
 /// The diagnostics shell: short commands, each answering in a line or a small table that fits
 /// 80 columns. It runs on whatever thread reads the terminal, never on the audio thread.
@@ -29,18 +30,19 @@ public struct Console: Sendable {
         .init(name: "clients", usage: "clients", summary: "client programs with their ports, rates and glitches"),
         .init(name: "xruns", usage: "xruns", summary: "the last 32 xruns: time, kind, duration, context"),
         .init(name: "meters", usage: "meters", summary: "peak and RMS of every port channel, dBFS; a key ends it"),
-        .init(name: "log", usage: "log [N]", summary: "the last N lines of the log (default 20)"),
+        .init(name: "log", usage: "log [N]", summary: "the last N lines of the log (default 20, at most 2000)"),
         .init(name: "config", usage: "config", summary: "the configuration in effect and its problems"),
         .init(name: "trigger", usage: "trigger NAME", summary: "fire a trigger"),
         .init(name: "triggers", usage: "triggers", summary: "the triggers and their states"),
         .init(name: "record", usage: "record start|stop", summary: "start or stop a take"),
         .init(name: "slate", usage: "slate", summary: "the next take's project, scene, take, tape and note"),
-        .init(name: "scene", usage: "scene NAME", summary: "a new scene: takes count from 1 again"),
-        .init(name: "take", usage: "take N|next", summary: "the next take's number"),
+        .init(name: "scene", usage: "scene NAME|-", summary: "a new scene: takes count from 1 again (- clears)"),
+        .init(name: "take", usage: "take N|next", summary: "the next take's number (1 to 9999)"),
         .init(name: "note", usage: "note TEXT", summary: "a note for the next take (its iXML and bext)"),
-        .init(name: "tape", usage: "tape NAME", summary: "the day's roll, in every take's iXML"),
-        .init(name: "project", usage: "project NAME", summary: "the production, in every take's iXML"),
-        .init(name: "takes", usage: "takes [copy [WHERE]]", summary: "the last takes; copy them onto a stick, verified"),
+        .init(name: "tape", usage: "tape NAME|-", summary: "the day's roll, in every take's iXML (- clears)"),
+        .init(name: "project", usage: "project NAME|-", summary: "the production, in every take's iXML (- clears)"),
+        .init(name: "takes", usage: "takes [copy [WHERE]]",
+              summary: "last takes; copy: WHERE usb|NAME|DIR, --force; copy status"),
         .init(name: "health", usage: "health", summary: "power, heat, CPU clock, busiest other process, changes"),
         .init(name: "diag", usage: "diag bundle [DIR]", summary: "write a support bundle (to BOOT on the card)"),
         .init(name: "storage", usage: "storage [eject NAME]", summary: "media, free space, time left; eject a stick"),
@@ -84,7 +86,7 @@ public struct Console: Sendable {
         // A change answers "ok" or why it was refused; every other failure has its own opening.
         let refused = ["connect", "disconnect", "mute", "unmute"].contains(name) && text != "ok"
         // Firing a disabled trigger did nothing: that fails too.
-        let disabled = name == "trigger" && text.hasSuffix(" is disabled")
+        let disabled = name == "trigger" && (text.hasSuffix(" is disabled") || text.contains(": error (it did not work"))
         return (text, refused || disabled || Self.failurePrefixes.contains { text.hasPrefix($0) })
     }
 
@@ -114,11 +116,17 @@ public struct Console: Sendable {
         case ("meters", 0): return meters()
         case ("log", 0): return context.log(last: 20).joined(separator: "\n")
         case ("log", 1):
-            guard let n = Int(args[0]), n > 0 else { return "log: N must be a positive number, not '\(args[0])'" }
+            guard let n = Int(args[0]), n > 0 else {
+                return args[0].allSatisfy(\.isNumber) && !args[0].isEmpty
+                    ? "log: N must be from 1 to 2000, not \(args[0])" : "log: N must be a positive number, not '\(args[0])'"
+            }
+            guard n <= 2000 else { return "log: N must be from 1 to 2000 (the lines kept), not \(n)" }
             return context.log(last: n).joined(separator: "\n")
         case ("config", 0): return context.configuration.joined(separator: "\n")
         case ("trigger", 1):
+            if TriggerRules.shownOnly.contains(args[0]) { return "refused: \(TriggerRuleViolation.onlyShown(args[0]))" }
             switch context.triggers.fireReporting(args[0]) {
+            case .fired(.error): return "\(args[0]): error (it did not work: `log 5` says why)"
             case .fired(let state): return "\(args[0]): \(state)"
             case .disabled: return "trigger \(args[0]) is disabled"
             case .missing:
@@ -322,6 +330,8 @@ extension Console {
 
     /// `diag bundle [DIR]`: every command above as it answers now, and the log.
     func supportBundle(into directory: String?) -> String {
+        // Whose folder a relative path would be taken from is not the caller's to know.
+        if let directory, !directory.hasPrefix("/") { return "refused: give DIR as an absolute path, not '\(directory)'" }
         var sections = Self.bundleCommands.map { command in
             (title: command, lines: run(command).text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
         }

@@ -40,7 +40,7 @@ public enum BundleFile {
 
     /// Writes `text` into `directory`; returns the file's path.
     public static func write(_ text: String, into directory: String, name: String = nameNow()) throws(SystemCallError) -> String {
-        let path = directory + "/" + name
+        let path = unusedPath(directory + "/" + name)
         var info = statvfs()
         guard statvfs(directory, &info) == 0 else { throw .last("looking at", directory) }
         guard info.f_flag & UInt(ST_RDONLY) != 0 else {
@@ -55,6 +55,18 @@ public enum BundleFile {
         }
         defer { _ = mount("", directory, "", UInt(MS_REMOUNT) | UInt(MS_RDONLY), nil) }
         try WholeFile.write(text, to: path)
+        return path
+    }
+
+    /// `path`, or with -2, -3, … before its extension when a file has that name: two bundles
+    /// made in the same second are two files.
+    static func unusedPath(_ path: String) -> String {
+        guard access(path, F_OK) == 0 else { return path }
+        let dot = path.lastIndex(of: ".").flatMap { path[$0...].contains("/") ? nil : $0 } ?? path.endIndex
+        for n in 2... {
+            let candidate = String(path[..<dot]) + "-\(n)" + String(path[dot...])
+            if access(candidate, F_OK) != 0 { return candidate }
+        }
         return path
     }
 

@@ -28,16 +28,34 @@ public struct WireWriter {
     public mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
     public mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
 
-    /// A string: u16 byte count, then UTF-8 (at most 1024 bytes).
-    /// A longer text (a console answer): u32 byte count, then UTF-8 (at most 60 000 bytes).
+    /// The most bytes of a string and of a long text.
+    public static let stringBytes = 1024
+    public static let longBytes = 60_000
+
+    /// A longer text (a console answer): u32 byte count, then UTF-8 (at most 60 000 bytes). A
+    /// longer one keeps its last lines, the newest of a log, after a line that says so.
     public mutating func long(_ s: String) {
-        let utf8 = Array(s.utf8.prefix(60_000))
+        var utf8 = Array(s.utf8)
+        if utf8.count > Self.longBytes {
+            let note = Array("(the first lines left out: an answer holds at most \(Self.longBytes) bytes)\n".utf8)
+            var start = utf8.count - (Self.longBytes - note.count)
+            while start < utf8.count && utf8[start - 1] != 0x0A { start += 1 } // a whole line
+            if start == utf8.count { start = utf8.count - (Self.longBytes - note.count) } // one long line
+            while start < utf8.count && utf8[start] & 0xC0 == 0x80 { start += 1 } // a whole character
+            utf8 = note + utf8[start...]
+        }
         u32(UInt32(utf8.count))
         bytes += utf8
     }
 
+    /// A string: u16 byte count, then UTF-8 (at most 1024 bytes, cut before a character that
+    /// would not fit whole).
     public mutating func string(_ s: String) {
-        let utf8 = Array(s.utf8.prefix(1024))
+        var utf8 = Array(s.utf8.prefix(Self.stringBytes))
+        if utf8.count < s.utf8.count {
+            while let last = utf8.last, last & 0xC0 == 0x80 { utf8.removeLast() } // continuation bytes
+            if let last = utf8.last, last >= 0xC0 { utf8.removeLast() } // the lead byte of the cut one
+        }
         u16(UInt16(utf8.count))
         bytes += utf8
     }

@@ -253,7 +253,7 @@ public final class StateKeeper: Sendable {
 
     /// Writes the state now.
     public func saveNow() -> String {
-        if case let .failed(error) = writeFile(always: true) { return "state: \(error)" }
+        if case let .failed(error) = writeFile(always: true) { return "refused: the state cannot be written: \(error)" }
         return "state written to \(file.path)"
     }
 
@@ -265,7 +265,9 @@ public final class StateKeeper: Sendable {
             m.lastConnections = Set(engine.connections)
             m.appeared = []
         }
-        return saveNow() + "; cleared: the next start runs on the configuration alone (the graph now is unchanged)"
+        let saved = saveNow()
+        if saved.hasPrefix("refused: ") { return saved + "; cleared in memory only: the file still holds the old state" }
+        return saved + "; cleared: the next start runs on the configuration alone (the graph now is unchanged)"
     }
 }
 

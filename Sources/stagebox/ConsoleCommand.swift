@@ -1,6 +1,7 @@
 import ArgumentParser
 import StageboxClient
 import StageboxConsole
+import StageboxProtocol
 
 #if canImport(Glibc)
 import Glibc
@@ -23,6 +24,12 @@ struct ConsoleCommand: ParsableCommand {
             // Every command runs; the exit status says whether any failed.
             var failures = 0
             for line in execute.split(separator: ";") {
+                guard line.utf8.count <= WireWriter.stringBytes else {
+                    printError("stagebox: a console line holds at most \(WireWriter.stringBytes) bytes; "
+                        + "'\(line.prefix(40))…' has \(line.utf8.count): not sent")
+                    failures += 1
+                    continue
+                }
                 let (text, failed) = try busRequest { () throws(BusClientError) in try client.consoleRun(String(line)) }
                 print(text)
                 if failed { failures += 1 }
@@ -46,12 +53,14 @@ struct ConsoleCommand: ParsableCommand {
             if byte == 0x04 && editor.line.isEmpty { break } // Ctrl-D on an empty line
             let (echo, event) = editor.feed(byte)
             out(String(decoding: echo, as: UTF8.self))
+            if case .discarded(let note)? = event { out("\r\n(\(note))\r\n" + editor.prompt + editor.line) }
             guard case .line(let line)? = event else {
                 if event == .cancelled { out(editor.prompt) }
                 continue
             }
-            if line == "quit" || line == "exit" { break }
-            if line.split(separator: " ").first == "meters" {
+            let words = line.split(separator: " ")
+            if words == ["quit"] || words == ["exit"] { break }
+            if words == ["meters"] {
                 meters(client)
             } else {
                 do {

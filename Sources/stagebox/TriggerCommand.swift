@@ -31,6 +31,7 @@ struct TriggerCommand: ParsableCommand {
     func validate() throws {
         if title != nil && !create { throw ValidationError("--title needs --create") }
         if create { _ = try split() }
+        if !create && TriggerRules.shownOnly.contains(name) { throw ValidationError("\(TriggerRuleViolation.onlyShown(name))") }
     }
 
     func run() throws {

@@ -1,4 +1,6 @@
+import Foundation
 import StageboxDiagnostics
+import StageboxTestSupport
 import Testing
 
 @Suite struct SupportBundleTests {
@@ -31,5 +33,19 @@ import Testing
         var bundle = SupportBundle()
         bundle.add("log", [String(repeating: "x", count: 100_000)])
         #expect(bundle.text().utf8.count < 500)
+    }
+
+    /// Two bundles made in the same second are two files, not one written over the other.
+    @Test func aSecondBundleInTheSameSecondGetsItsOwnName() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        let name = "stagebox-support-20261129-143000.txt"
+        let first = try BundleFile.write("one", into: dir.path(""), name: name)
+        let second = try BundleFile.write("two", into: dir.path(""), name: name)
+        let third = try BundleFile.write("three", into: dir.path(""), name: name)
+        #expect(first.hasSuffix("/" + name))
+        #expect(second.hasSuffix("/stagebox-support-20261129-143000-2.txt"), "\(second)")
+        #expect(third.hasSuffix("/stagebox-support-20261129-143000-3.txt"), "\(third)")
+        #expect(try String(contentsOfFile: first, encoding: .utf8) == "one")
     }
 }

@@ -103,6 +103,18 @@ import Testing
         #expect(r.stderr.contains("Usage: \(usage) "), "\(arguments): \(r.stderr)")
     }
 
+    /// `stagebox console --execute`: a line longer than the wire holds is not sent cut short;
+    /// it is refused with its length, and the others still run.
+    @Test func aConsoleLineTooLongIsRefusedNotCut() throws {
+        let board = try SimulatedBoard()
+        defer { _ = board.stop() }
+        let long = "note " + String(repeating: "é", count: 600)
+        let r = try board.stagebox(["console", "--execute", "\(long);slate"])
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("a console line holds at most 1024 bytes; 'note éé"), "\(r.stderr)")
+        #expect(r.stdout.contains("next take: no scene, take 1 next, no note"), "the next line ran: \(r.stdout)")
+    }
+
     @Test func commandLineClientsReportErrorsClearly() throws {
         let board = try SimulatedBoard()
         defer { _ = board.stop() }
