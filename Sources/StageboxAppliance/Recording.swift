@@ -281,10 +281,15 @@ extension Recording {
         let slate = recorder.slate
         guard let field = words.first, words.count == 2 else { return "next take: \(slate.line)" }
         var value = words[1]
-        if ["project", "scene", "tape"].contains(field) && (value == "\"\"" || value == "''" || value == "-") {
-            value = "" // cleared
+        if ["project", "scene", "tape"].contains(field) {
+            // `-` clears a field; quotes around a value are a person's, not the value's ("-" is a dash).
+            if value == "-" {
+                value = ""
+            } else if value.count >= 2, let q = value.first, q == "\"" || q == "'", value.last == q {
+                value = String(value.dropFirst().dropLast())
+            }
         }
-        if let problem = SlateText.problem(value, field: field) { return "refused: \(problem)" }
+        if let problem = SlateText.problem(value, field: field) { return "refused: \(field) \(problem)" }
         switch field {
         case "scene": slate.setScene(value)
         case "tape": slate.setTape(value)

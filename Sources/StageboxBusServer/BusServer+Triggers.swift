@@ -52,8 +52,12 @@ extension BusServer {
     }
 
     func fireTrigger(_ name: String, session: ClientSession, id: UInt32) {
+        if TriggerRules.shownOnly.contains(name) {
+            return reply(session, id, .error(.refused, TriggerRuleViolation.onlyShown(name).description))
+        }
         switch triggers.fireReporting(name) {
         case .fired: reply(session, id, .ok)
+        case .failed: reply(session, id, .error(.refused, "trigger \(name) fired, and its action failed: the log says why"))
         case .disabled: reply(session, id, .error(.triggerDisabled, "trigger \(name) is disabled"))
         case .missing:
             let known = triggers.all.map(\.name).joined(separator: ", ")

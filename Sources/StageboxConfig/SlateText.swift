@@ -3,17 +3,18 @@
 public enum SlateText {
     /// Project, scene and tape: a clapperboard's fields.
     public static let fieldBytes = 64
-    /// The note for the next take.
-    public static let noteBytes = 256
+    /// The note for the next take: with `note ` it fits the serial console's 256-byte line.
+    public static let noteBytes = 240
 
-    /// Why `value` cannot be the slate field `field`, or nil when it can.
+    /// Why `value` cannot be the slate field `field` ("is 65 bytes long (at most 64)"), or nil
+    /// when it can; the caller names the field.
     public static func problem(_ value: String, field: String) -> String? {
         let limit = field == "note" ? noteBytes : fieldBytes
         if value.utf8.count > limit {
-            return "\(field) is \(value.utf8.count) bytes long; at most \(limit)"
+            return "is \(value.utf8.count) bytes long (at most \(limit))"
         }
-        if let bad = value.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            return "\(field) holds a control character (U+\(String(bad.value, radix: 16, uppercase: true).leftPadded(4))); "
+        if let bad = value.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            return "holds a control character (U+\(String(bad.value, radix: 16, uppercase: true).leftPadded(4))): "
                 + "a slate field is one line of text"
         }
         return nil

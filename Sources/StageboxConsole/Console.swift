@@ -86,7 +86,7 @@ public struct Console: Sendable {
         // A change answers "ok" or why it was refused; every other failure has its own opening.
         let refused = ["connect", "disconnect", "mute", "unmute"].contains(name) && text != "ok"
         // Firing a disabled trigger did nothing: that fails too.
-        let disabled = name == "trigger" && (text.hasSuffix(" is disabled") || text.contains(": error (it did not work"))
+        let disabled = name == "trigger" && (text.hasSuffix(" is disabled") || text.hasSuffix(": error (its action failed: `log 5` says why)"))
         return (text, refused || disabled || Self.failurePrefixes.contains { text.hasPrefix($0) })
     }
 
@@ -117,7 +117,7 @@ public struct Console: Sendable {
         case ("log", 0): return context.log(last: 20).joined(separator: "\n")
         case ("log", 1):
             guard let n = Int(args[0]), n > 0 else {
-                return args[0].allSatisfy(\.isNumber) && !args[0].isEmpty
+                return !args[0].isEmpty && args[0].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
                     ? "log: N must be from 1 to 2000, not \(args[0])" : "log: N must be a positive number, not '\(args[0])'"
             }
             guard n <= 2000 else { return "log: N must be from 1 to 2000 (the lines kept), not \(n)" }
@@ -126,7 +126,7 @@ public struct Console: Sendable {
         case ("trigger", 1):
             if TriggerRules.shownOnly.contains(args[0]) { return "refused: \(TriggerRuleViolation.onlyShown(args[0]))" }
             switch context.triggers.fireReporting(args[0]) {
-            case .fired(.error): return "\(args[0]): error (it did not work: `log 5` says why)"
+            case .failed: return "\(args[0]): error (its action failed: `log 5` says why)"
             case .fired(let state): return "\(args[0]): \(state)"
             case .disabled: return "trigger \(args[0]) is disabled"
             case .missing:

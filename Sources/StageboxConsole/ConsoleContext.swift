@@ -141,7 +141,10 @@ extension ConsoleContext {
     public var buttons: [ButtonWatcher.Status] { [] }
     public var midiStatus: String? { nil }
     public var midi: [String]? { nil }
-    public func state(_ action: String) -> String { "no [state] in the configuration: nothing is kept across restarts" }
+    public func state(_ action: String) -> String {
+        let why = "no [state] in the configuration: nothing is kept across restarts"
+        return action == "show" ? why : "refused: \(why)"
+    }
     public func update(_ arguments: [String]) -> String { "refused: this stagebox cannot update itself" }
     public var updateStatus: String? { nil }
     public var healthStatus: String? { nil }

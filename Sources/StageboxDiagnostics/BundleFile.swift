@@ -1,4 +1,5 @@
 import StageboxSystem
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -40,23 +41,30 @@ public enum BundleFile {
 
     /// Writes `text` into `directory`; returns the file's path.
     public static func write(_ text: String, into directory: String, name: String = nameNow()) throws(SystemCallError) -> String {
-        let path = unusedPath(directory + "/" + name)
-        var info = statvfs()
-        guard statvfs(directory, &info) == 0 else { throw .last("looking at", directory) }
-        guard info.f_flag & UInt(ST_RDONLY) != 0 else {
+        // One at a time in this process (the serial console and the bus each run commands), so
+        // that two in the same second pick two names.
+        try writing.withLock { _ throws(SystemCallError) -> String in
+            var info = statvfs()
+            guard statvfs(directory, &info) == 0 else { throw .last("looking at", directory) }
+            guard info.f_flag & UInt(ST_RDONLY) != 0 else {
+                let path = unusedPath(directory + "/" + name)
+                try WholeFile.write(text, to: path)
+                return path
+            }
+            // Read-only: writable for the moment of the write, under the card's lock.
+            let locked = takeLock()
+            defer { if locked { rmdir(lockDirectory) } }
+            guard mount("", directory, "", UInt(MS_REMOUNT), nil) == 0 else {
+                throw .last("making the read-only mount writable at", directory)
+            }
+            defer { _ = mount("", directory, "", UInt(MS_REMOUNT) | UInt(MS_RDONLY), nil) }
+            let path = unusedPath(directory + "/" + name)
             try WholeFile.write(text, to: path)
             return path
         }
-        // Read-only: writable for the moment of the write, under the card's lock.
-        let locked = takeLock()
-        defer { if locked { rmdir(lockDirectory) } }
-        guard mount("", directory, "", UInt(MS_REMOUNT), nil) == 0 else {
-            throw .last("making the read-only mount writable at", directory)
-        }
-        defer { _ = mount("", directory, "", UInt(MS_REMOUNT) | UInt(MS_RDONLY), nil) }
-        try WholeFile.write(text, to: path)
-        return path
     }
+
+    private static let writing = Mutex(())
 
     /// `path`, or with -2, -3, … before its extension when a file has that name: two bundles
     /// made in the same second are two files.

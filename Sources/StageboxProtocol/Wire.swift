@@ -51,13 +51,12 @@ public struct WireWriter {
     /// A string: u16 byte count, then UTF-8 (at most 1024 bytes, cut before a character that
     /// would not fit whole).
     public mutating func string(_ s: String) {
-        var utf8 = Array(s.utf8.prefix(Self.stringBytes))
-        if utf8.count < s.utf8.count {
-            while let last = utf8.last, last & 0xC0 == 0x80 { utf8.removeLast() } // continuation bytes
-            if let last = utf8.last, last >= 0xC0 { utf8.removeLast() } // the lead byte of the cut one
-        }
-        u16(UInt16(utf8.count))
-        bytes += utf8
+        let all = Array(s.utf8)
+        var end = min(all.count, Self.stringBytes)
+        // A continuation byte right after the cut: the character across it goes whole.
+        while end > 0 && end < all.count && all[end] & 0xC0 == 0x80 { end -= 1 }
+        u16(UInt16(end))
+        bytes += all[..<end]
     }
 }
 
@@ -100,7 +99,7 @@ public struct WireReader {
 
     public mutating func string() throws(ProtocolError) -> String {
         let n = Int(try u16())
-        guard n <= 1024 else { throw .invalidValue("string of \(n) bytes (at most 1024)") }
+        guard n <= WireWriter.stringBytes else { throw .invalidValue("string of \(n) bytes (at most \(WireWriter.stringBytes))") }
         let raw = try take(n)
         guard let s = String(validating: raw, as: UTF8.self) else { throw .invalidValue("string is not UTF-8") }
         guard !s.utf8.contains(0) else { throw .invalidValue("string contains NUL") }
@@ -109,7 +108,7 @@ public struct WireReader {
 
     public mutating func long() throws(ProtocolError) -> String {
         let n = Int(try u32())
-        guard n <= 60_000 else { throw .invalidValue("text of \(n) bytes (at most 60000)") }
+        guard n <= WireWriter.longBytes else { throw .invalidValue("text of \(n) bytes (at most \(WireWriter.longBytes))") }
         let raw = try take(n)
         guard let s = String(validating: raw, as: UTF8.self) else { throw .invalidValue("text is not UTF-8") }
         return s

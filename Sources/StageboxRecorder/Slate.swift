@@ -46,7 +46,7 @@ public final class Slate: Sendable {
     func takeStarts() -> Fields {
         fields.withLock { f in
             let used = f
-            f.take += 1
+            f.take = min(f.take + 1, 9999) // a slate's numbers stop at 9999: the last repeats
             f.note = ""
             return used
         }

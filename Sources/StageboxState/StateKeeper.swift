@@ -266,7 +266,7 @@ public final class StateKeeper: Sendable {
             m.appeared = []
         }
         let saved = saveNow()
-        if saved.hasPrefix("refused: ") { return saved + "; cleared in memory only: the file still holds the old state" }
+        if saved.hasPrefix("refused: ") { return saved + "; cleared in memory: the file keeps the old state until a write succeeds" }
         return saved + "; cleared: the next start runs on the configuration alone (the graph now is unchanged)"
     }
 }

@@ -4,6 +4,9 @@ import Synchronization
 public enum FireOutcome: Sendable, Equatable {
     /// The trigger fired; its state is now this.
     case fired(TriggerState)
+    /// The trigger's own action ran and failed: its state is now `.error`, and the action
+    /// logged why (a client's trigger only ever `fired`: its client sets its state).
+    case failed
     /// The trigger is disabled: nothing was done.
     case disabled
     /// There is no trigger of that name (a button mapped to a client's trigger that is not there).
@@ -77,6 +80,7 @@ public final class TriggerBoard: Sendable {
     public func fire(_ name: String) -> TriggerState? {
         switch fireReporting(name) {
         case .fired(let state): state
+        case .failed: .error
         case .disabled: .disabled
         case .missing: nil
         }
@@ -97,7 +101,7 @@ public final class TriggerBoard: Sendable {
             return now == state && now != trigger.state
         }
         if !announced { for listener in listeners.withLock({ $0 }) { listener(name, state) } }
-        return .fired(state)
+        return state == .error ? .failed : .fired(state)
     }
 
     /// Sets `name`'s state without firing it (a recorder whose disk filled up, a client's own

@@ -23,6 +23,8 @@ enum ConsolePath {
             let folder = String(cString: cwd)
             full = (folder == "/" ? "" : folder) + "/" + path
         }
+        // The console line ("update PATH --force") holds 1024 bytes.
+        if full.utf8.count > 1000 { throw ValidationError("\(what) '\(full.prefix(40))…' is \(full.utf8.count) bytes long (at most 1000)") }
         if full.contains(where: { $0 == " " || $0 == "\t" || $0 == "\n" }) {
             let whose = path.contains(where: { $0 == " " || $0 == "\t" || $0 == "\n" }) ? "" : " (the folder the command runs in has one)"
             throw ValidationError("\(what) '\(full)' has a space in it\(whose): the console splits its line on spaces; use a path without one")

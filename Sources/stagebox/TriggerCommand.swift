@@ -14,7 +14,8 @@ struct TriggerCommand: ParsableCommand {
         commandName: "trigger", abstract: "Fire a trigger by name, or make one of your own with --create.",
         discussion: """
             Firing a disabled trigger does nothing: it prints "stagebox: trigger NAME is disabled" on \
-            standard error and exits 1.
+            standard error and exits 1; so does a trigger whose action failed (the log says why), \
+            and one that only shows a state on an LED (update).
 
             With --create, NAME is CLIENT.TRIGGER: stagebox connects as CLIENT and makes the \
             trigger, prints "fired CLIENT.TRIGGER" on a line of its own each time it is fired (by \
@@ -31,7 +32,6 @@ struct TriggerCommand: ParsableCommand {
     func validate() throws {
         if title != nil && !create { throw ValidationError("--title needs --create") }
         if create { _ = try split() }
-        if !create && TriggerRules.shownOnly.contains(name) { throw ValidationError("\(TriggerRuleViolation.onlyShown(name))") }
     }
 
     func run() throws {

@@ -157,14 +157,19 @@ final class RunningAppliance: @unchecked Sendable {
     @Test func slateFieldsAreRefusedWithWhyAndCleared() throws {
         let running = try RunningAppliance("scene = \"4\"\n")
         defer { running.stop() }
-        #expect(running.console("scene " + String(repeating: "&", count: 65)) == "refused: scene is 65 bytes long; at most 64")
-        #expect(running.console("note " + String(repeating: "n", count: 257)) == "refused: note is 257 bytes long; at most 256")
-        #expect(running.console("tape x\u{1B}[31m") == "refused: tape holds a control character (U+001B); a slate field is one line of text")
+        #expect(running.console("scene " + String(repeating: "&", count: 65)) == "refused: scene is 65 bytes long (at most 64)")
+        #expect(running.console("note " + String(repeating: "n", count: 241)) == "refused: note is 241 bytes long (at most 240)")
+        #expect(running.console("tape x\u{1B}[31m") == "refused: tape holds a control character (U+001B): a slate field is one line of text")
+        #expect(running.console("tape x\u{9B}31m") == "refused: tape holds a control character (U+009B): a slate field is one line of text")
+        #expect(running.console("scene \"-\"") == "next take: scene -, take 1 next, no note")
         #expect(running.console("scene -") == "next take: no scene, take 1 next, no note")
         #expect(running.console("project Night") == "next take: project Night, no scene, take 1 next, no note")
         #expect(running.console("project \"\"") == "next take: no scene, take 1 next, no note")
         #expect(running.console("take 9999") == "next take: no scene, take 9999 next, no note")
         #expect(running.console("take next") == "refused: take 9999 is the last; set another scene or take number")
+        #expect(running.console("record start").hasPrefix("recording take "))
+        #expect(running.console("record stop").hasPrefix("stopped take "))
+        #expect(running.console("slate") == "next take: no scene, take 9999 next, no note", "a take does not move the slate past 9999")
     }
 
     private func state(_ running: RunningAppliance, _ trigger: String) -> String {

@@ -33,5 +33,9 @@ import Testing
         var r = WireReader(w.bytes[...])
         let got = try r.string()
         #expect(got == "a" + String(repeating: "é", count: 511))
+        var whole = WireWriter()
+        whole.string(String(repeating: "é", count: 600)) // 1024 ends between two é: none is cut
+        var wr = WireReader(whole.bytes[...])
+        #expect(try wr.string() == String(repeating: "é", count: 512))
     }
 }

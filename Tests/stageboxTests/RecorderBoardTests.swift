@@ -174,7 +174,7 @@ import Musl
         let status = console(board, "status")
         #expect(status.contains("recorder    cannot record: /nonexistent-stagebox-parent/takes: No such file or directory"), "\(status)")
         #expect(console(board, "record start") == "refused: /nonexistent-stagebox-parent/takes: No such file or directory")
-        #expect(console(board, "trigger record") == "record: error (it did not work: `log 5` says why)")
+        #expect(console(board, "trigger record") == "record: error (its action failed: `log 5` says why)")
         #expect(waitFor(30) { console(board, "status").contains("running") }, "the audio runs on")
     }
 

@@ -133,6 +133,28 @@ final class TriggerEvents: Sendable {
         #expect(console.status == 1 && console.stdout.contains("trigger call.hand is disabled"), "\(console.stdout)")
     }
 
+    /// A trigger whose own action failed (a take the recorder refused), and `update`, which
+    /// only shows a state: both say so and exit 1, from the shell and at the console. A
+    /// client's trigger in its error state is still just fired.
+    @Test func aFailedActionAndAShownOnlyTriggerExitOne() throws {
+        let board = try SimulatedBoard(config: "[recorder]\ndirectory = \"/nonexistent-stagebox-parent/takes\"\n")
+        defer { _ = board.stop() }
+        let record = try board.stagebox(["trigger", "record"])
+        #expect(record.status == 1)
+        #expect(record.stderr == "stagebox: trigger record fired, and its action failed: the log says why\n", "\(record.stderr)")
+        let update = try board.stagebox(["trigger", "update"])
+        #expect(update.status == 1)
+        #expect(update.stderr.contains("the trigger 'update' only shows a state on an LED; firing it does nothing"), "\(update.stderr)")
+        let console = try board.stagebox(["console", "--execute", "trigger update"])
+        #expect(console.status == 1 && console.stdout.hasPrefix("refused: the trigger 'update' only shows"), "\(console.stdout)")
+        let owner = try BusClient(name: "call", socketPath: board.socket)
+        defer { owner.close() }
+        let hand = try owner.createTrigger(name: "hand", title: "Raise a hand") { _ in }
+        try hand.setState(.error)
+        let fired = try board.stagebox(["console", "--execute", "trigger call.hand"])
+        #expect(fired.status == 0 && fired.stdout == "call.hand: error\n", "\(fired.stdout)")
+    }
+
     @Test func badCreateArgumentsAreRefusedWithTheUsage() throws {
         for (arguments, words) in [
             (["trigger", "--title", "T", "mute"], "--title needs --create"),
