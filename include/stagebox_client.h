@@ -50,7 +50,8 @@ int stagebox_disconnect_ports(stagebox_client *client, const char *from, const c
 int stagebox_set_muted(stagebox_client *client, const char *port, int muted, char *error, size_t error_size);
 /* Fires a trigger: a built-in one (record, mute, mute-out, play, marker, copy-takes, where this
  * stagebox has it; update only shows an update's state) or a client's ("call.mic-mute"). A disabled trigger is not fired: -1 with
- * "trigger NAME is disabled" in the error buffer. */
+ * "trigger NAME is disabled" in the error buffer; -1 too when the trigger's own action failed
+ * (its state is then error; stagebox's log says why) and for update, which only shows a state. */
 int stagebox_fire_trigger(stagebox_client *client, const char *name, char *error, size_t error_size);
 
 /* Trigger states (Audiobus's); the numbers are the bus's. */

@@ -165,7 +165,8 @@ public final class BusClient: Sendable {
     }
 
     /// Fires a trigger: a built-in one (`mute`) or a client's (`call.mic-mute`). A disabled
-    /// trigger is not fired: that throws `.refused(.triggerDisabled, "trigger NAME is disabled")`.
+    /// trigger is not fired: that throws `.refused(.triggerDisabled, "trigger NAME is disabled")`;
+    /// one whose own action failed, and `update` (it only shows a state), throw `.refused(.refused, why)`.
     public func fireTrigger(_ name: String) throws(BusClientError) {
         _ = try connection.request(.fireTrigger(name))
     }
