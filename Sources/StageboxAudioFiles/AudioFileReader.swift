@@ -19,6 +19,9 @@ public final class AudioFileReader {
     public let encoding: AudioFileEncoding
     /// libsndfile's name of the container and of the encoding ("FLAC (Free Lossless Audio Codec)", "Signed 16 bit PCM").
     public let formatDescription: String
+    /// What libsndfile noticed of a header that does not match the file (a WAV written to a
+    /// pipe claims 2 GB; one cut short claims more than it holds): it reads what is there.
+    public let headerNote: String?
     private let file: OpaquePointer
     private var scratch: [Int32] = []
 
@@ -36,10 +39,7 @@ public final class AudioFileReader {
             throw AudioFileError(path: path, message: "has \(info.channels) channels at \(info.samplerate) Hz: "
                                  + "not audio Stagebox can play")
         }
-        if let problem = Self.headerProblem(file) {
-            sf_close(file)
-            throw AudioFileError(path: path, message: problem)
-        }
+        headerNote = Self.headerProblem(file)
         self.file = file
         self.sampleRate = Int(info.samplerate)
         self.channels = Int(info.channels)
@@ -56,7 +56,7 @@ public final class AudioFileReader {
         if access(path, R_OK) != 0 { return "not readable (permission denied)" }
         var st = stat()
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { return "a directory, not an audio file" }
-        if stat(path, &st) == 0 && st.st_size == 0 { return "an empty file, not an audio file" }
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 { return "an empty file, not an audio file" }
         return "not an audio file this build can read (libsndfile: \(String(cString: sf_strerror(nil))))"
     }
 
@@ -71,6 +71,7 @@ public final class AudioFileReader {
     }
 
     /// libsndfile reads on through a header that lies about the data size; its log says so.
+    /// (Not a refusal: sox's WAVs written to a pipe claim 2 GB, and every reader plays them.)
     private static func headerProblem(_ file: OpaquePointer) -> String? {
         var log = [CChar](repeating: 0, count: 4096)
         sf_command(file, Int32(SFC_GET_LOG_INFO), &log, Int32(log.count))
@@ -81,7 +82,8 @@ public final class AudioFileReader {
             // byte follows it; libsndfile only remarks on it.
             if l.contains("even number of bytes") { continue }
             if l.contains("truncated") || l.contains("should be") || l.contains("greater than") {
-                return "header does not match the file: " + line.trimmingCharacters()
+                return "its header does not match the file (libsndfile: " + line.trimmingCharacters()
+                    + "); reading the audio that is there"
             }
         }
         return nil

@@ -80,6 +80,12 @@ public enum ConfigLoader {
 
     /// The whole text of `path`, or a problem saying why it cannot be read.
     static func readText(_ path: String) throws(ConfigProblem) -> String {
+        // Only a file: a FIFO would hold the open until someone writes to it, a device forever.
+        var info = stat()
+        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
+            let kind = (info.st_mode & S_IFMT) == S_IFDIR ? "a directory" : (info.st_mode & S_IFMT) == S_IFIFO ? "a FIFO" : "a device"
+            throw ConfigProblem(file: path, line: nil, key: "", message: "is \(kind), not a configuration file")
+        }
         guard let f = fopen(path, "rb") else {
             throw ConfigProblem(file: path, line: nil, key: "", message: "\(Errno.last)")
         }

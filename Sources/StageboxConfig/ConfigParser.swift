@@ -92,7 +92,7 @@ public struct ConfigParser {
         var fields = Fields(parser: self, table: t, section: "audio", allowedKeys: allowed)
         fields.string("capture", &audio.capture, nonEmpty: true)
         fields.string("playback", &audio.playback, nonEmpty: true)
-        fields.int("rate", &audio.rate, range: 8000...192_000)
+        fields.int("rate", &audio.rate, range: AudioSection.rateRange)
         fields.choice("format", &audio.format, among: AudioSection.formats)
         fields.int("inputs", &audio.inputs, range: PortRules.channelRange)
         fields.int("outputs", &audio.outputs, range: PortRules.channelRange)
@@ -114,6 +114,14 @@ public struct ConfigParser {
         let allowed = ["socket", "max_clients", "max_ports_per_client", "filter_deadline_percent"]
         var fields = Fields(parser: self, table: t, section: "bus", allowedKeys: allowed)
         fields.string("socket", &bus.socket, nonEmpty: true)
+        if !bus.socket.hasPrefix("/") {
+            fields.problem("socket", "'\(bus.socket)' is not an absolute path (stagebox and its clients run from different folders)",
+                           allowed: "a path from /, like /run/stagebox/bus.sock")
+            bus.socket = BusSection().socket
+        } else if bus.socket.utf8.count > 107 {
+            fields.problem("socket", "is \(bus.socket.utf8.count) bytes long; a Unix socket's path holds at most 107")
+            bus.socket = BusSection().socket
+        }
         fields.int("max_clients", &bus.maxClients, range: 1...256)
         fields.int("max_ports_per_client", &bus.maxPortsPerClient, range: 1...64)
         fields.int("filter_deadline_percent", &bus.filterDeadlinePercent, range: 5...90)

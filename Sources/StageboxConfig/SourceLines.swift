@@ -17,8 +17,11 @@ struct SourceLines {
         var section = ""
         var arrayCounts: [String: Int] = [:]
         var index = 0
-        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.drop { $0 == " " || $0 == "\t" }
+        // By scalars: a Windows line end, "\r\n", is one Character, which a split on "\n" misses.
+        let lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { Substring($0) }
+        for (n, raw) in lines.enumerated() {
+            // A byte-order mark, as a Windows editor may start the file with, is not part of the line.
+            let line = raw.drop { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" || $0 == "\r" }
             if line.hasPrefix("[[") {
                 section = Self.name(in: line.dropFirst(2), until: "]")
                 index = arrayCounts[section, default: 0]

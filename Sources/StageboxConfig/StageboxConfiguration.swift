@@ -26,6 +26,8 @@ public struct StageboxConfiguration: Sendable, Equatable {
 
 /// `[audio]`: the codec.
 public struct AudioSection: Sendable, Equatable {
+    /// The sample rates the engine runs at.
+    public static let rateRange = 8000...192_000
     public var capture = "hw:CARD=sndrpihifiberry,DEV=0"
     public var playback = "hw:CARD=sndrpihifiberry,DEV=0"
     public var rate = 48000

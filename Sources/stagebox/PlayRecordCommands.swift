@@ -31,6 +31,7 @@ struct PlayCommand: ParsableCommand {
             printError("stagebox play: \(error)")
             throw ExitCode(1)
         }
+        if let note = reader.headerNote { printError("stagebox play: \(file): \(note)") }
         StopSignals.install()
         let client = try bus.connect(as: clientName)
         defer { client.close() }
@@ -64,7 +65,11 @@ struct PlayCommand: ParsableCommand {
             played += n
         }
         _ = sender.drain(timeoutSeconds: 5)
-        print("played \(played) frames from \(file) as \(sender.name)")
+        if StopSignals.stopRequested && played < reader.frames {
+            print("stopped after \(played) of \(reader.frames) frames from \(file) as \(sender.name)")
+        } else {
+            print("played \(played) frames from \(file) as \(sender.name)")
+        }
     }
 }
 

@@ -81,8 +81,19 @@ struct RenderCommand: ParsableCommand {
 
     /// The built-in defaults fitted to the input: its rate and channel count, inputs to outputs.
     static func defaults(for input: String) throws(AudioFileError) -> StageboxConfiguration {
+        var st = stat()
+        if stat(input, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG && (st.st_mode & S_IFMT) != S_IFDIR {
+            // Its rate and channels are read first, then the audio: a stream cannot be read twice.
+            throw AudioFileError(path: input, message: "is a pipe or a device, which render reads once only; "
+                                 + "give --config (its [audio] rate and inputs), or a file")
+        }
         let reader = try AudioFileReader(path: input)
+        if let note = reader.headerNote { printError("stagebox render: \(input): \(note)") }
         var configuration = StageboxConfiguration.defaults
+        guard AudioSection.rateRange.contains(reader.sampleRate) else {
+            throw AudioFileError(path: input, message: "is at \(reader.sampleRate) Hz; without --config the engine runs "
+                                 + "at the file's rate, from \(AudioSection.rateRange.lowerBound) to \(AudioSection.rateRange.upperBound) Hz")
+        }
         let range = PortRules.channelRange
         guard range.contains(reader.channels) else {
             throw AudioFileError(path: input, message: "has \(reader.channels) channels; Stagebox ports have "

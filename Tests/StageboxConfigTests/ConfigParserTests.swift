@@ -243,6 +243,39 @@ import Testing
             #expect(error.description == "\(binary): not UTF-8 text")
         }
     }
+
+    /// A FIFO would hold the read until someone writes to it (stagebox could not even be
+    /// stopped); a directory is no file either.
+    @Test func onlyAFileIsReadAsAConfiguration() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("stagebox-\(UUID().uuidString).toml").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(atPath: fifo) }
+        do { _ = try ConfigLoader.load(path: fifo); Issue.record("a FIFO was read") } catch {
+            #expect(error.description == "\(fifo): is a FIFO, not a configuration file")
+        }
+        do { _ = try ConfigLoader.load(path: "/tmp"); Issue.record("a directory was read") } catch {
+            #expect(error.description == "/tmp: is a directory, not a configuration file")
+        }
+    }
+
+    private func problems(_ text: String) -> [String] {
+        ConfigParser.parse(text, file: "box.toml").1.map(\.description)
+    }
+
+    /// Edited on Windows: CRLF line ends and a byte-order mark; problems keep their lines.
+    @Test func windowsLineEndsAndAByteOrderMarkKeepTheLines() {
+        let text = "\u{FEFF}[audio]\r\nrate = 5\r\nperiod = 7\r\n\r\n[tone]\r\nsignal = \"sawtooth\"\r\n"
+        let p = problems(text)
+        #expect(p.count == 3, "\(p)")
+        #expect(p.map { $0.prefix(11) } == ["box.toml:2:", "box.toml:3:", "box.toml:6:"], "\(p)")
+    }
+
+    @Test func theBusSocketIsAnAbsolutePathAUnixSocketCanHold() {
+        #expect(problems("[bus]\nsocket = \"bus.sock\"\n")
+            == ["box.toml:2: bus.socket: 'bus.sock' is not an absolute path (stagebox and its clients run from different folders) (allowed: a path from /, like /run/stagebox/bus.sock)"])
+        let long = "/" + String(repeating: "s", count: 120)
+        #expect(problems("[bus]\nsocket = \"\(long)\"\n") == ["box.toml:2: bus.socket: is 121 bytes long; a Unix socket's path holds at most 107"])
+    }
 }
 
 /// `[state]`: where run-time changes are kept.

@@ -73,6 +73,10 @@ import Testing
         let text = try s.write("t.wav", "RIFF but not really")
         let bad = try StageboxProcess.run(["render", "--config", config, "--input", text, "--output", s.path("o.wav")])
         #expect(bad.status == 1 && bad.stderr.contains(text))
+        // Without --config the input is read twice (its rate and channels first): not a stream.
+        let piped = try StageboxProcess.run(["render", "--input", "/dev/null", "--output", s.path("o.wav")])
+        #expect(piped.status == 1)
+        #expect(piped.stderr.contains("/dev/null: is a pipe or a device, which render reads once only; give --config"), "\(piped.stderr)")
     }
 
     @Test func refusesToRenderOverItsInput() throws {
