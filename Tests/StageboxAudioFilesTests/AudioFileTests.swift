@@ -8,6 +8,14 @@ import Testing
         FileManager.default.temporaryDirectory.appendingPathComponent("stagebox-\(UUID().uuidString)-\(name)").path
     }
 
+    /// A 16-bit stereo WAV of 4800 frames of `value`, its bytes to spoil.
+    private func stereoWav(_ p: String, _ value: Float) throws -> [UInt8] {
+        let w = try AudioFileWriter(path: p, sampleRate: 48000, channels: 2, encoding: .pcm16)
+        try w.write([Float](repeating: value, count: 2 * 4800))
+        try w.close()
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: p)))
+    }
+
     @Test(arguments: AudioFileEncoding.allCases)
     func roundTripsBitExact(encoding: AudioFileEncoding) throws {
         let p = path("rt.wav")
@@ -77,12 +85,9 @@ import Testing
     @Test func aTruncatedFileIsReportedNotSilentlyShortened() throws {
         let p = path("trunc.wav")
         defer { try? FileManager.default.removeItem(atPath: p) }
-        let w = try AudioFileWriter(path: p, sampleRate: 48000, channels: 2, encoding: .pcm16)
-        try w.write([Float](repeating: 0.5, count: 2 * 4800))
-        try w.close()
         // Cut the data short: the header still claims 4800 frames.
-        let data = try Data(contentsOf: URL(fileURLWithPath: p))
-        try data.prefix(data.count - 4000).write(to: URL(fileURLWithPath: p))
+        let data = try stereoWav(p, 0.5)
+        try Data(data.prefix(data.count - 4000)).write(to: URL(fileURLWithPath: p))
         // Read as far as it goes, with a note that says so (render and play print it).
         let r = try AudioFileReader(path: p)
         let note = try #require(r.headerNote, "a cut file is reported")
@@ -95,10 +100,7 @@ import Testing
     @Test func aWavWrittenToAPipeIsReadToItsEnd() throws {
         let p = path("piped.wav")
         defer { try? FileManager.default.removeItem(atPath: p) }
-        let w = try AudioFileWriter(path: p, sampleRate: 48000, channels: 2, encoding: .pcm16)
-        try w.write([Float](repeating: 0.25, count: 2 * 4800))
-        try w.close()
-        var data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: p)))
+        var data = try stereoWav(p, 0.25)
         let claimed: UInt32 = 0x7FFF_F000
         for (i, b) in withUnsafeBytes(of: claimed.littleEndian, Array.init).enumerated() { data[4 + i] = b; data[40 + i] = b }
         try Data(data).write(to: URL(fileURLWithPath: p))
